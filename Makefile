@@ -1,0 +1,54 @@
+# Thin wrapper over CMake. `make deps` installs the system packages; `make` builds Release;
+# `make test` runs every suite (host, then aarch64 NEON under qemu); `make run` is the main job.
+BUILD      ?= build
+BUILD_NEON ?= build-aarch64
+BUILD_SAN  ?= build-sanitize
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+SHARED     ?= ../shared
+SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+DEPS := cmake g++ make libgtest-dev libbenchmark-dev libxsimd-dev nlohmann-json3-dev \
+        libpcre2-dev libcli11-dev libedit-dev g++-aarch64-linux-gnu qemu-user tmux
+
+.PHONY: all build deps test test-host test-neon test-sanitize run bench format clean
+
+all: build
+
+deps:
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(DEPS)
+
+build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: test-host test-neon
+
+test-host: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# NEON kernels, cross-compiled and run under qemu, with and without the dotprod extension.
+test-neon:
+	cmake -S . -B $(BUILD_NEON) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	      -DLILA_CORE_ONLY=ON -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD_NEON) -j $(JOBS)
+	QEMU_CPU=cortex-a53 ctest --test-dir $(BUILD_NEON) --output-on-failure -j $(JOBS)
+	QEMU_CPU=max ctest --test-dir $(BUILD_NEON) --output-on-failure -j $(JOBS)
+
+test-sanitize:
+	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLILA_SANITIZE=address,undefined
+	cmake --build $(BUILD_SAN) -j $(JOBS)
+	ctest --test-dir $(BUILD_SAN) --output-on-failure -j $(JOBS)
+
+run: build
+	$(BUILD)/bench-kernels --benchmark_filter='matvec|bandwidth'
+
+bench: build
+	$(BUILD)/bench-kernels
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(BUILD_NEON) $(BUILD_SAN)

@@ -1,0 +1,26 @@
+// Which instruction sets this CPU has, and which kernel path lila uses.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ggml_lite {
+
+enum class Isa { Scalar, Avx2, Avx512, Neon, NeonDotprod };
+
+const char* isa_name(Isa isa);
+std::optional<Isa> isa_from_name(std::string_view name);
+
+// True when this binary has kernels for `isa` and the CPU can run them.
+bool isa_supported(Isa isa);
+
+// The best supported path, or the one forced by the environment variable LILA_ISA
+// (scalar|avx2|avx512|neon|neon_dotprod). An unsupported or unknown LILA_ISA is a fatal
+// error with a message, not a silent fallback: a benchmark must measure what it says.
+Isa active_isa();
+
+// Human-readable CPU feature summary, e.g. "avx2 fma f16c avx512f avx512bw avx512vl avx512vnni".
+std::string cpu_features();
+
+}  // namespace ggml_lite

@@ -1,0 +1,60 @@
+// One table of kernels per instruction set. The scalar table is the reference every other
+// table is tested against; ops.h calls whichever table active_isa() selects.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu.h"
+#include "fp16.h"
+#include "type.h"
+
+namespace ggml_lite {
+
+// Dense index of a Type into per-type arrays.
+enum TypeIndex : int { kF32, kF16, kBF16, kQ8_0, kQ4_0, kTypeCount };
+int type_index(Type t);
+
+struct TypeKernels {
+    // Dot product of a weight row of this type with an activation row of its vec_dot_type,
+    // n elements (a multiple of the block size).
+    float (*vec_dot)(int64_t n, const void* w, const void* x);
+    // Converts a float row to this type when it serves as an activation type (Q8_0, F32);
+    // nullptr otherwise. SIMD versions must produce bit-identical output to the scalar one.
+    void (*from_float)(const float* x, void* y, int64_t n);
+};
+
+struct Kernels {
+    Isa isa;
+    TypeKernels types[kTypeCount];
+
+    // out = x / rms(x) * weight
+    void (*rmsnorm)(float* out, const float* x, const float* weight, int64_t n, float eps);
+    // In place, numerically stable (max subtracted); -inf entries become 0 (masking).
+    void (*softmax)(float* x, int64_t n);
+    // h = silu(h) * g  (SwiGLU)
+    void (*silu_mul)(float* h, const float* g, int64_t n);
+    // y += x
+    void (*add)(float* y, const float* x, int64_t n);
+    // x *= s
+    void (*scale)(float* x, float s, int64_t n);
+    // y += a * x, x in half precision (attention: weighted sum of V rows from the F16 cache)
+    void (*axpy_f16)(float* y, float a, const fp16_t* x, int64_t n);
+    // Rotates interleaved pairs (x[2i], x[2i+1]) of each of n_heads heads by the angles whose
+    // cos/sin are given (rot_dim/2 of each); dims past rot_dim are left alone.
+    void (*rope)(float* x, int64_t n_heads, int64_t head_dim, int64_t rot_dim, const float* cos,
+                 const float* sin);
+};
+
+const Kernels& kernels_scalar();
+// Each returns nullptr when this binary was built without that path.
+const Kernels* kernels_avx2();
+const Kernels* kernels_avx512();
+const Kernels* kernels_neon();
+const Kernels* kernels_neon_dotprod();
+
+// The table for an ISA if compiled in and the CPU supports it, else nullptr.
+const Kernels* kernels_for(Isa isa);
+// The table of active_isa().
+const Kernels& kernels();
+
+}  // namespace ggml_lite

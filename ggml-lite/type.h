@@ -1,0 +1,49 @@
+// Tensor element types and the one table that describes them.
+//
+// Type ids and block layouts are ggml's, bit for bit, so GGUF files move freely between
+// lila and llama.cpp. Adding a type is one row in type.cpp plus its kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ggml_lite {
+
+enum class Type : uint32_t {
+    F32 = 0,
+    F16 = 1,
+    Q4_0 = 2,
+    Q8_0 = 8,
+    BF16 = 30,
+};
+
+struct TypeTraits {
+    const char* name;     // lower-case, as users type it: "q4_0"
+    int64_t block_size;   // elements per block (1 for float types)
+    size_t type_size;     // bytes per block
+    bool quantized;
+    Type vec_dot_type;    // what activations are converted to before a dot product with this type
+    // Scalar reference conversions; n is a multiple of block_size.
+    void (*to_float)(const void* src, float* dst, int64_t n);
+    void (*from_float)(const float* src, void* dst, int64_t n);
+};
+
+// nullptr-free lookup: every Type value has a row.
+const TypeTraits& traits(Type t);
+
+// A type id read from a file: nullopt when lila does not know it.
+std::optional<Type> type_from_id(uint32_t id);
+// "q4_0" -> Type::Q4_0 (case-insensitive); nullopt when unknown.
+std::optional<Type> type_from_name(std::string_view name);
+
+inline const char* type_name(Type t) { return traits(t).name; }
+inline int64_t block_size(Type t) { return traits(t).block_size; }
+
+// Bytes of a row of n elements; n must be a multiple of the block size.
+inline size_t row_size(Type t, int64_t n) {
+    return static_cast<size_t>(n / traits(t).block_size) * traits(t).type_size;
+}
+
+}  // namespace ggml_lite
