@@ -1,0 +1,82 @@
+#include "common.h"
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "ggml-lite/cpu.h"
+#include "src/error.h"
+
+namespace lila::tools {
+
+int physical_cores() {
+    // Distinct (physical id, core id) pairs: SMT siblings share a core and its SIMD units.
+    std::ifstream in("/proc/cpuinfo");
+    std::set<std::pair<std::string, std::string>> cores;
+    std::string line, phys;
+    while (std::getline(in, line)) {
+        auto value = [&] { return line.substr(line.find(':') + 1); };
+        if (line.rfind("physical id", 0) == 0) phys = value();
+        if (line.rfind("core id", 0) == 0) cores.insert({phys, value()});
+    }
+    if (!cores.empty()) return static_cast<int>(cores.size());
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void add_model_args(CLI::App* cmd, ModelArgs& a) {
+    cmd->add_option("-m,--model", a.model, "model file (GGUF)")->required();
+    cmd->add_option("-t,--threads", a.threads, "threads (default: physical cores)")
+        ->check(CLI::Range(1, 1024));
+    cmd->add_option("-c,--ctx-size", a.ctx, "context length (default: the model's)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+    cmd->add_option("--cache-type", a.cache_type, "KV cache type")
+        ->check(CLI::IsMember({"f16", "f32"}));
+    cmd->add_flag("-v,--verbose", a.verbose, "print CPU features and kernel paths");
+}
+
+SessionParams ModelArgs::session_params() const {
+    SessionParams p;
+    p.n_ctx = ctx;
+    p.n_threads = threads > 0 ? threads : physical_cores();
+    p.kv_type = *ggml_lite::type_from_name(cache_type);
+    return p;
+}
+
+void add_sampling_args(CLI::App* cmd, SamplingArgs& a) {
+    SamplerParams& p = a.params;
+    cmd->add_option("--temp", p.temp, "temperature (0: greedy)")->check(CLI::Range(0.0f, 100.0f));
+    cmd->add_option("--top-k", p.top_k, "top-k sampling (0: off)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--top-p", p.top_p, "top-p sampling (1: off)")->check(CLI::Range(0.0f, 1.0f));
+    cmd->add_option("--min-p", p.min_p, "min-p sampling (0: off)")->check(CLI::Range(0.0f, 1.0f));
+    cmd->add_option("--repeat-penalty", p.repeat_penalty, "repetition penalty (1: off)")
+        ->check(CLI::Range(0.0f, 10.0f));
+    cmd->add_option("--repeat-last-n", p.repeat_last_n, "tokens the penalty looks back")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("-s,--seed", a.seed, "random seed (-1: random)");
+}
+
+SamplerParams SamplingArgs::resolve() const {
+    SamplerParams p = params;
+    p.seed = seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}();
+    return p;
+}
+
+std::unique_ptr<Model> load_model(const ModelArgs& a) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto model = Model::load(a.model);
+    if (a.verbose) {
+        std::fprintf(stderr, "cpu: %s\nkernels: %s\n", ggml_lite::cpu_features().c_str(),
+                     ggml_lite::isa_name(ggml_lite::active_isa()));
+    }
+    std::fprintf(stderr, "loaded %s (%s, %.1f MB) in %.2f s\n", model->name().c_str(),
+                 model->type_summary().c_str(), model->weight_bytes() / 1e6, seconds_since(t0));
+    return model;
+}
+
+}  // namespace lila::tools

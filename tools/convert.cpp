@@ -1,0 +1,90 @@
+// lila convert: llama2.c checkpoints and GGUF files in, a GGUF model at the chosen type out.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "common.h"
+#include "src/convert.h"
+#include "src/error.h"
+#include "src/gguf.h"
+#include "src/llama2c.h"
+
+namespace lila::tools {
+
+namespace {
+
+struct ConvertArgs {
+    std::string input, output, tokenizer, type = "f16", name;
+    int threads = 0;
+};
+
+bool has_gguf_magic(const std::string& path) {
+    char magic[4] = {};
+    std::ifstream in(path, std::ios::binary);
+    return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+// One status line per tensor, rewritten in place on a terminal.
+GGUFWriter::Progress progress_printer() {
+    const bool tty = isatty(fileno(stderr));
+    return [tty](size_t i, size_t n, const std::string& name) {
+        std::fprintf(stderr, "%s[%4zu/%zu] %-40s%s", tty ? "\r" : "", i + 1, n, name.c_str(),
+                     tty && i + 1 < n ? "" : "\n");
+        std::fflush(stderr);
+    };
+}
+
+void summarise(const std::string& in, const std::string& out, double seconds) {
+    namespace fs = std::filesystem;
+    auto model = GGUFFile::open(out);
+    size_t bytes = 0;
+    int64_t elements = 0;
+    for (const GGUFTensorInfo& t : model->tensors()) bytes += t.nbytes, elements += t.n_elements();
+    const auto in_size = fs::is_regular_file(in) ? fs::file_size(in) : 0;
+    std::fprintf(stderr, "wrote %s: %.2f MB (input %.2f MB), %.2f bits per weight, %.1f s\n",
+                 out.c_str(), model->file_size() / 1e6, in_size / 1e6,
+                 elements ? 8.0 * bytes / elements : 0.0, seconds);
+}
+
+void run(const ConvertArgs& a) {
+    ConvertOptions opts;
+    const auto type = ggml_lite::type_from_name(a.type);
+    if (!type) throw Error("unknown --type '" + a.type + "' (supported: f32, f16, bf16, q8_0, q4_0)");
+    opts.type = *type;
+    opts.n_threads = a.threads > 0 ? a.threads : physical_cores();
+    opts.name = a.name;
+
+    const auto t0 = std::chrono::steady_clock::now();
+    if (std::filesystem::is_directory(a.input)) {
+        throw Error(a.input + ": converting Hugging Face checkpoint directories is not implemented yet");
+    } else if (has_gguf_magic(a.input)) {
+        requantize_gguf(a.input, a.output, opts, progress_printer());
+    } else {
+        if (a.tokenizer.empty()) {
+            throw Error(a.input + ": a llama2.c checkpoint needs its tokenizer: --tokenizer tokenizer.bin");
+        }
+        convert_llama2c(a.input, a.tokenizer, a.output, opts, progress_printer());
+    }
+    summarise(a.input, a.output, seconds_since(t0));
+}
+
+}  // namespace
+
+void register_convert(CLI::App& app) {
+    auto a = std::make_shared<ConvertArgs>();
+    CLI::App* cmd = app.add_subcommand("convert", "convert a llama2.c checkpoint or GGUF model");
+    cmd->add_option("input", a->input, "llama2.c checkpoint (.bin) or GGUF file")->required();
+    cmd->add_option("-o,--output", a->output, "output GGUF file")->required();
+    cmd->add_option("--type", a->type, "weight type: f32, f16, bf16, q8_0, q4_0");
+    cmd->add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer.bin (llama2.c input)");
+    cmd->add_option("--name", a->name, "model name stored in the file");
+    cmd->add_option("-t,--threads", a->threads, "threads (default: physical cores)")
+        ->check(CLI::Range(1, 1024));
+    cmd->callback([a] { run(*a); });
+}
+
+}  // namespace lila::tools
