@@ -20,6 +20,10 @@ bool isa_supported(Isa isa);
 // error with a message, not a silent fallback: a benchmark must measure what it says.
 Isa active_isa();
 
+// The path active_isa() picks for a given LILA_ISA value (nullptr or empty: the best
+// supported). Throws std::runtime_error naming the value when it is unknown or unsupported.
+Isa select_isa(const char* lila_isa);
+
 // Human-readable CPU feature summary, e.g. "avx2 fma f16c avx512f avx512bw avx512vl avx512vnni".
 std::string cpu_features();
 

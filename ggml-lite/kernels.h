@@ -14,6 +14,10 @@ namespace ggml_lite {
 enum TypeIndex : int { kF32, kF16, kBF16, kQ8_0, kQ4_0, kTypeCount };
 int type_index(Type t);
 
+// The largest tile TypeKernels::gemm_tile computes in one call: weight rows × tokens.
+constexpr int kTileRows = 4;
+constexpr int kTileTokens = 4;
+
 struct TypeKernels {
     // Dot product of a weight row of this type with an activation row of its vec_dot_type,
     // n elements (a multiple of the block size).
@@ -21,6 +25,13 @@ struct TypeKernels {
     // Converts a float row to this type when it serves as an activation type (Q8_0, F32);
     // nullptr otherwise. SIMD versions must produce bit-identical output to the scalar one.
     void (*from_float)(const float* x, void* y, int64_t n);
+    // A tile of dot products, so each weight block loaded serves several tokens:
+    // y[t * y_stride + r] = vec_dot(n, w + r * w_stride, x + t * x_stride) for r < nr, t < nt,
+    // 1 <= nr <= kTileRows, 1 <= nt <= kTileTokens (strides in bytes for w and x, in floats
+    // for y). Every element is bit-identical to vec_dot's for the same pair, so results do not
+    // depend on tiling: decode and prefill agree exactly.
+    void (*gemm_tile)(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
+                      float* y, int64_t y_stride, int nr, int nt);
 };
 
 struct Kernels {

@@ -1,0 +1,200 @@
+// CPU feature detection and the choice of kernel path.
+#include "cpu.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+namespace ggml_lite {
+namespace {
+
+struct Features {
+    bool avx2 = false, fma = false, f16c = false;
+    bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
+    bool avx512vnni = false, avx512bf16 = false;
+    bool asimd = false, asimddp = false;
+};
+
+#if defined(__x86_64__) || defined(__i386__)
+
+// XCR0: which register state the OS saves on a context switch. A CPU may have AVX-512 while
+// the OS (or a hypervisor) does not enable it; then its instructions fault.
+uint64_t xgetbv0() {
+    uint32_t eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+Features detect() {
+    Features f;
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+    const bool osxsave = c & (1u << 27);
+    const bool avx = c & (1u << 28);
+    const bool fma = c & (1u << 12);
+    const bool f16c = c & (1u << 29);
+    if (!osxsave || !avx) return f;
+
+    const uint64_t xcr0 = xgetbv0();
+    const bool os_avx = (xcr0 & 0x6) == 0x6;       // XMM and YMM state
+    const bool os_avx512 = (xcr0 & 0xe6) == 0xe6;  // plus opmask, ZMM_Hi256, Hi16_ZMM
+    if (!os_avx) return f;
+
+    f.fma = fma;
+    f.f16c = f16c;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+        f.avx2 = b & (1u << 5);
+        if (os_avx512) {
+            f.avx512f = b & (1u << 16);
+            f.avx512dq = b & (1u << 17);
+            f.avx512bw = b & (1u << 30);
+            f.avx512vl = b & (1u << 31);
+            f.avx512vnni = c & (1u << 11);
+        }
+    }
+    if (os_avx512 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = a & (1u << 5);
+    return f;
+}
+
+#elif defined(__aarch64__)
+
+Features detect() {
+    Features f;
+    f.asimd = true;  // Advanced SIMD is mandatory on AArch64
+#if defined(__linux__)
+    f.asimddp = getauxval(AT_HWCAP) & HWCAP_ASIMDDP;
+#endif
+    return f;
+}
+
+#else
+
+Features detect() {
+    return {};
+}
+
+#endif
+
+const Features& features() {
+    static const Features f = detect();
+    return f;
+}
+
+// Best first.
+constexpr Isa kPreference[] = {Isa::Avx512, Isa::NeonDotprod, Isa::Avx2, Isa::Neon, Isa::Scalar};
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::Scalar:
+            return "scalar";
+        case Isa::Avx2:
+            return "avx2";
+        case Isa::Avx512:
+            return "avx512";
+        case Isa::Neon:
+            return "neon";
+        case Isa::NeonDotprod:
+            return "neon_dotprod";
+    }
+    return "unknown";
+}
+
+std::optional<Isa> isa_from_name(std::string_view name) {
+    for (Isa isa : kPreference) {
+        if (name == isa_name(isa)) return isa;
+    }
+    return std::nullopt;
+}
+
+bool isa_supported(Isa isa) {
+    [[maybe_unused]] const Features& f = features();
+    switch (isa) {
+        case Isa::Scalar:
+            return true;
+#if defined(LILA_X86)
+        case Isa::Avx2:
+            return f.avx2 && f.fma && f.f16c;
+        case Isa::Avx512:
+            return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl &&
+                   f.avx512dq && f.avx512vnni;
+#endif
+#if defined(LILA_ARM)
+        case Isa::Neon:
+            return f.asimd;
+        case Isa::NeonDotprod:
+            return f.asimd && f.asimddp;
+#endif
+        default:
+            return false;
+    }
+}
+
+Isa select_isa(const char* lila_isa) {
+    if (lila_isa == nullptr || *lila_isa == '\0') {
+        for (Isa isa : kPreference) {
+            if (isa_supported(isa)) return isa;
+        }
+        return Isa::Scalar;
+    }
+    const std::optional<Isa> forced = isa_from_name(lila_isa);
+    if (!forced) {
+        throw std::runtime_error(std::string("LILA_ISA=") + lila_isa +
+                                 ": unknown (scalar|avx2|avx512|neon|neon_dotprod)");
+    }
+    if (!isa_supported(*forced)) {
+        throw std::runtime_error(std::string("LILA_ISA=") + lila_isa +
+                                 ": not supported by this CPU or not built into this binary "
+                                 "(CPU: " +
+                                 cpu_features() + ")");
+    }
+    return *forced;
+}
+
+Isa active_isa() {
+    static const Isa isa = [] {
+        try {
+            return select_isa(std::getenv("LILA_ISA"));
+        } catch (const std::exception& e) {
+            // A forced path that silently fell back would make benchmarks lie.
+            std::fprintf(stderr, "lila: %s\n", e.what());
+            std::exit(2);
+        }
+    }();
+    return isa;
+}
+
+std::string cpu_features() {
+    const Features& f = features();
+    const std::pair<bool, const char*> names[] = {
+        {f.avx2, "avx2"},
+        {f.fma, "fma"},
+        {f.f16c, "f16c"},
+        {f.avx512f, "avx512f"},
+        {f.avx512bw, "avx512bw"},
+        {f.avx512vl, "avx512vl"},
+        {f.avx512dq, "avx512dq"},
+        {f.avx512vnni, "avx512vnni"},
+        {f.avx512bf16, "avx512bf16"},
+        {f.asimd, "asimd"},
+        {f.asimddp, "asimddp"},
+    };
+    std::string s;
+    for (const auto& [has, name] : names) {
+        if (!has) continue;
+        if (!s.empty()) s += ' ';
+        s += name;
+    }
+    return s.empty() ? "none" : s;
+}
+
+}  // namespace ggml_lite

@@ -1,0 +1,63 @@
+// Which kernel table runs: the one for active_isa(), checked against what the CPU supports.
+#include "kernels.h"
+
+namespace ggml_lite {
+
+int type_index(Type t) {
+    switch (t) {
+        case Type::F32:
+            return kF32;
+        case Type::F16:
+            return kF16;
+        case Type::BF16:
+            return kBF16;
+        case Type::Q8_0:
+            return kQ8_0;
+        case Type::Q4_0:
+            return kQ4_0;
+    }
+    return kF32;  // unreachable for valid types; traits() rejects invalid ones first
+}
+
+// The SIMD tables live in their own translation units, built only for their architecture.
+#if !defined(LILA_X86)
+const Kernels* kernels_avx2() {
+    return nullptr;
+}
+const Kernels* kernels_avx512() {
+    return nullptr;
+}
+#endif
+#if !defined(LILA_ARM)
+const Kernels* kernels_neon() {
+    return nullptr;
+}
+const Kernels* kernels_neon_dotprod() {
+    return nullptr;
+}
+#endif
+
+const Kernels* kernels_for(Isa isa) {
+    // Check support before touching the table: its code may not run on this CPU.
+    if (!isa_supported(isa)) return nullptr;
+    switch (isa) {
+        case Isa::Scalar:
+            return &kernels_scalar();
+        case Isa::Avx2:
+            return kernels_avx2();
+        case Isa::Avx512:
+            return kernels_avx512();
+        case Isa::Neon:
+            return kernels_neon();
+        case Isa::NeonDotprod:
+            return kernels_neon_dotprod();
+    }
+    return nullptr;
+}
+
+const Kernels& kernels() {
+    static const Kernels* k = kernels_for(active_isa());
+    return *k;
+}
+
+}  // namespace ggml_lite

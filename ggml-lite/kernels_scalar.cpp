@@ -1,0 +1,160 @@
+// The scalar reference kernels: plain loops, the definition every SIMD table is tested against.
+// Float dot products accumulate in double so the reference is more accurate than what it
+// checks; quantized dots follow ggml (exact integer sum per block, float across blocks).
+#include <cmath>
+#include <cstring>
+
+#include "kernels.h"
+#include "quant.h"
+
+namespace ggml_lite {
+namespace {
+
+float dot_f32(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const float*>(w);
+    const auto* b = static_cast<const float*>(x);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += static_cast<double>(a[i]) * b[i];
+    return static_cast<float>(sum);
+}
+
+float dot_f16(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const fp16_t*>(w);
+    const auto* b = static_cast<const float*>(x);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += static_cast<double>(fp16_to_fp32(a[i])) * b[i];
+    return static_cast<float>(sum);
+}
+
+float dot_bf16(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const bf16_t*>(w);
+    const auto* b = static_cast<const float*>(x);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += static_cast<double>(bf16_to_fp32(a[i])) * b[i];
+    return static_cast<float>(sum);
+}
+
+float dot_q8_0(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_q8_0*>(w);
+    const auto* b = static_cast<const block_q8_0*>(x);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK8_0; i++) {
+        int32_t isum = 0;
+        for (int j = 0; j < QK8_0; j++) isum += a[i].qs[j] * b[i].qs[j];
+        sum += static_cast<float>(isum) * (fp16_to_fp32(a[i].d) * fp16_to_fp32(b[i].d));
+    }
+    return sum;
+}
+
+float dot_q4_0(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_q4_0*>(w);
+    const auto* b = static_cast<const block_q8_0*>(x);
+    constexpr int half = QK4_0 / 2;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK4_0; i++) {
+        int32_t isum = 0;
+        for (int j = 0; j < half; j++) {
+            isum += ((a[i].qs[j] & 0x0f) - 8) * b[i].qs[j];
+            isum += ((a[i].qs[j] >> 4) - 8) * b[i].qs[j + half];
+        }
+        sum += static_cast<float>(isum) * (fp16_to_fp32(a[i].d) * fp16_to_fp32(b[i].d));
+    }
+    return sum;
+}
+
+template <float (*Dot)(int64_t, const void*, const void*)>
+void gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride, float* y,
+               int64_t y_stride, int nr, int nt) {
+    const auto* wb = static_cast<const uint8_t*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    for (int t = 0; t < nt; t++) {
+        for (int r = 0; r < nr; r++)
+            y[t * y_stride + r] = Dot(n, wb + r * w_stride, xb + t * x_stride);
+    }
+}
+
+void f32_from_float(const float* x, void* y, int64_t n) {
+    std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
+}
+
+void q8_0_from_float(const float* x, void* y, int64_t n) {
+    quantize_row_q8_0_ref(x, static_cast<block_q8_0*>(y), n);
+}
+
+void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
+    double ss = 0.0;
+    for (int64_t i = 0; i < n; i++) ss += static_cast<double>(x[i]) * x[i];
+    const float scale = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+    for (int64_t i = 0; i < n; i++) out[i] = x[i] * scale * weight[i];
+}
+
+void softmax(float* x, int64_t n) {
+    float max = -INFINITY;
+    for (int64_t i = 0; i < n; i++) max = std::fmax(max, x[i]);
+    if (max == -INFINITY) {  // everything masked: no distribution, all weights zero
+        for (int64_t i = 0; i < n; i++) x[i] = 0.0f;
+        return;
+    }
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = std::exp(x[i] - max);  // exp(-inf) = 0: masked entries drop out
+        sum += x[i];
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < n; i++) x[i] *= inv;
+}
+
+void silu_mul(float* h, const float* g, int64_t n) {
+    for (int64_t i = 0; i < n; i++) h[i] = h[i] / (1.0f + std::exp(-h[i])) * g[i];
+}
+
+void add(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+void scale(float* x, float s, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] *= s;
+}
+
+void axpy_f16(float* y, float a, const fp16_t* x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] += a * fp16_to_fp32(x[i]);
+}
+
+void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rot_dim, const float* cos,
+          const float* sin) {
+    for (int64_t h = 0; h < n_heads; h++) {
+        float* v = x + h * head_dim;
+        for (int64_t i = 0; i < rot_dim / 2; i++) {
+            const float x0 = v[2 * i];
+            const float x1 = v[2 * i + 1];
+            v[2 * i] = x0 * cos[i] - x1 * sin[i];
+            v[2 * i + 1] = x0 * sin[i] + x1 * cos[i];
+        }
+    }
+}
+
+constexpr Kernels kScalar = {
+    Isa::Scalar,
+    {
+        {dot_f32, f32_from_float, gemm_tile<dot_f32>},
+        {dot_f16, nullptr, gemm_tile<dot_f16>},
+        {dot_bf16, nullptr, gemm_tile<dot_bf16>},
+        {dot_q8_0, q8_0_from_float, gemm_tile<dot_q8_0>},
+        {dot_q4_0, nullptr, gemm_tile<dot_q4_0>},
+    },
+    rmsnorm,
+    softmax,
+    silu_mul,
+    add,
+    scale,
+    axpy_f16,
+    rope,
+};
+
+}  // namespace
+
+const Kernels& kernels_scalar() {
+    return kScalar;
+}
+
+}  // namespace ggml_lite
