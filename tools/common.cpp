@@ -1,6 +1,9 @@
 #include "common.h"
 
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
@@ -8,6 +11,7 @@
 
 #include "ggml-lite/cpu.h"
 #include "src/error.h"
+#include "src/utf8.h"
 
 namespace lila::tools {
 
@@ -23,6 +27,26 @@ int physical_cores() {
     }
     if (!cores.empty()) return static_cast<int>(cores.size());
     return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void require_utf8(std::string_view text, const std::string& what) {
+    for (size_t i = 0; i < text.size();) {
+        const Utf8Char c = utf8_next(text.substr(i));
+        if (c.status != Utf8Status::Valid) {
+            throw Error(what + ": not UTF-8 text (invalid byte sequence at offset " +
+                        std::to_string(i) + ")");
+        }
+        i += c.len;
+    }
+}
+
+std::string read_utf8_file(const std::string& path) {
+    if (std::filesystem::is_directory(path)) throw Error(path + ": is a directory");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(path + ": " + std::strerror(errno));
+    std::string text{std::istreambuf_iterator<char>(in), {}};
+    require_utf8(text, path);
+    return text;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

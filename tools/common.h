@@ -39,12 +39,19 @@ std::unique_ptr<Model> load_model(const ModelArgs& a);
 
 int physical_cores();
 
+// The contents of a text file; Error naming the file when it cannot be read or is not UTF-8
+// (with the byte offset of the first bad sequence).
+std::string read_utf8_file(const std::string& path);
+// Error("WHAT: not UTF-8 text ...") unless `text` is valid UTF-8.
+void require_utf8(std::string_view text, const std::string& what);
+
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
 // Every subcommand registers itself on the app.
 void register_convert(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_info(CLI::App& app);
+void register_perplexity(CLI::App& app);
 void register_tokenize(CLI::App& app);
 
 }  // namespace lila::tools

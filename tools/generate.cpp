@@ -1,8 +1,6 @@
 // lila generate: one prompt, its continuation streamed to stdout.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "common.h"
 #include "src/error.h"
@@ -21,21 +19,14 @@ struct GenerateArgs {
     bool no_echo = false;
 };
 
-std::string read_text_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path + ": cannot open");
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 void write_out(const std::string& s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
     std::fflush(stdout);
 }
 
 void run(const GenerateArgs& a) {
-    const std::string prompt = a.prompt_file.empty() ? a.prompt : read_text_file(a.prompt_file);
+    const std::string prompt = a.prompt_file.empty() ? a.prompt : read_utf8_file(a.prompt_file);
+    require_utf8(prompt, "the prompt");
     auto model = load_model(a.model);
     const Tokenizer& tok = model->tokenizer();
     Session session(*model, a.model.session_params());

@@ -1,7 +1,5 @@
 // lila tokenize: how a model's tokenizer splits a text.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "common.h"
 #include "src/error.h"
@@ -16,14 +14,8 @@ struct TokenizeArgs {
 };
 
 void run(const TokenizeArgs& a) {
-    std::string text = a.prompt;
-    if (!a.file.empty()) {
-        std::ifstream in(a.file, std::ios::binary);
-        if (!in) throw Error(a.file + ": cannot open");
-        std::ostringstream s;
-        s << in.rdbuf();
-        text = s.str();
-    }
+    const std::string text = a.file.empty() ? a.prompt : read_utf8_file(a.file);
+    require_utf8(text, "the text");
     // Only the vocabulary is needed, but a full load also validates the file.
     auto model = Model::load(a.model);
     const Tokenizer& tok = model->tokenizer();
