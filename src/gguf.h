@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,8 @@ enum class GGUFType : uint32_t {
 };
 
 const char* gguf_type_name(GGUFType t);
+// Bytes of one value of a fixed-size type in the file; 0 for STRING and ARRAY.
+size_t gguf_type_size(GGUFType t);
 
 // A metadata value. Integers of every width are held as int64_t/uint64_t in `ints`
 // (as int64_t; u64 values above INT64_MAX are rejected as corrupt), floats as double,
@@ -59,6 +62,13 @@ struct GGUFValue {
     static GGUFValue array_i32(std::vector<int64_t> v);
     static GGUFValue array_f32(std::vector<double> v);
     static GGUFValue array_string(std::vector<std::string> v);
+    // Any integer type (or BOOL), any float type; the writer checks the value fits the type.
+    static GGUFValue integer(GGUFType t, int64_t v);
+    static GGUFValue f64(double v);
+    static GGUFValue array_int(GGUFType elem, std::vector<int64_t> v);
+    static GGUFValue array_float(GGUFType elem, std::vector<double> v);
+
+    bool operator==(const GGUFValue&) const = default;
 };
 
 struct GGUFTensorInfo {
@@ -84,6 +94,7 @@ public:
     uint32_t version() const { return version_; }
     size_t file_size() const { return size_; }
     size_t alignment() const { return alignment_; }
+    size_t data_offset() const { return data_offset_; }  // where the tensor data section starts
 
     // Metadata in file order.
     const std::vector<std::pair<std::string, GGUFValue>>& metadata() const { return kv_; }
@@ -110,9 +121,14 @@ private:
     uint32_t version_ = 0;
     size_t size_ = 0;
     size_t alignment_ = 32;
+    size_t data_offset_ = 0;
     void* map_ = nullptr;
     std::vector<std::pair<std::string, GGUFValue>> kv_;
     std::vector<GGUFTensorInfo> tensors_;
+    std::map<std::string, size_t, std::less<>> kv_index_, tensor_index_;
+
+    [[noreturn]] void wrong_type(std::string_view key, const char* expected,
+                                 const GGUFValue& v) const;
 
     friend class GGUFReader;
 };
@@ -123,10 +139,12 @@ class GGUFWriter {
 public:
     // Fills `out` with exactly row_size(type, shape[0]) * rows bytes of tensor data.
     using Producer = std::function<void(std::vector<uint8_t>& out)>;
-    // Called after each tensor is written: (index, count, name).
+    // Called after each tensor is written: (index from 0, count, name).
     using Progress = std::function<void(size_t i, size_t n, const std::string& name)>;
 
-    void set(const std::string& key, GGUFValue value);  // replaces an existing key in place
+    // Replaces an existing key in place. Error when the value does not fit its type.
+    void set(const std::string& key, GGUFValue value);
+    // Error for a duplicate or over-long name (llama.cpp allows 63 bytes) or a bad shape.
     void add_tensor(const std::string& name, ggml_lite::Type type, std::vector<int64_t> shape,
                     Producer produce);
     // Writes PATH.tmp, fsyncs, renames to PATH. On any failure (including a producer
@@ -139,7 +157,9 @@ private:
         ggml_lite::Type type;
         std::vector<int64_t> shape;
         Producer produce;
+        size_t nbytes;
     };
+    size_t alignment() const;
     std::vector<std::pair<std::string, GGUFValue>> kv_;
     std::vector<PendingTensor> tensors_;
 };
