@@ -1,0 +1,234 @@
+// The float kernels, written once with xsimd and instantiated by each ISA translation unit
+// (x86/kernels_avx2.cpp, x86/kernels_avx512.cpp, arm/kernels_neon.cpp) with its own
+// architecture type, e.g. FloatKernels<xsimd::avx512bw>. Portable SIMD lives here; what
+// only an ISA can do (half-precision loads) comes in as a small loader type.
+//
+// Everything here has internal linkage on purpose. Each ISA file is compiled with its own
+// -m flags; an inline function or template with external linkage could be emitted there with,
+// say, AVX-512 instructions and then picked by the linker for the whole program, crashing
+// CPUs without them. Include this header only from ISA translation units.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <xsimd/xsimd.hpp>
+
+namespace ggml_lite {
+namespace {  // NOLINT(google-build-namespaces): see above, internal linkage is the point
+
+// Loads F32 weights; the ISA files provide the same interface for F16 and BF16.
+template <class Arch>
+struct LoadF32 {
+    using Elem = float;
+    static xsimd::batch<float, Arch> load(const float* p) {
+        return xsimd::batch<float, Arch>::load_unaligned(p);
+    }
+    static float scalar(const float* p) { return *p; }
+};
+
+// (i ^ 1): swaps the two floats of each RoPE pair.
+struct PairSwap {
+    static constexpr unsigned get(unsigned i, unsigned) { return i ^ 1u; }
+};
+
+template <class Arch>
+struct FloatKernels {
+    using B = xsimd::batch<float, Arch>;
+    static constexpr int64_t N = B::size;
+
+    static float hmax(B v) {
+        alignas(64) float lanes[N];
+        v.store_aligned(lanes);
+        float m = lanes[0];
+        for (int64_t i = 1; i < N; i++) m = lanes[i] > m ? lanes[i] : m;
+        return m;
+    }
+
+    static void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
+        B acc(0.0f);
+        int64_t i = 0;
+        for (; i + N <= n; i += N) {
+            const B v = B::load_unaligned(x + i);
+            acc = xsimd::fma(v, v, acc);
+        }
+        float ss = xsimd::hadd(acc);
+        for (; i < n; i++) ss += x[i] * x[i];
+        const float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+        i = 0;
+        for (; i + N <= n; i += N) {
+            const B v = B::load_unaligned(x + i) * B(scale);
+            (v * B::load_unaligned(weight + i)).store_unaligned(out + i);
+        }
+        for (; i < n; i++) out[i] = x[i] * scale * weight[i];
+    }
+
+    static void softmax(float* x, int64_t n) {
+        B vmax(-INFINITY);
+        int64_t i = 0;
+        for (; i + N <= n; i += N) vmax = xsimd::max(vmax, B::load_unaligned(x + i));
+        float max = hmax(vmax);
+        for (; i < n; i++) max = x[i] > max ? x[i] : max;
+        if (max == -INFINITY) {  // everything masked: no distribution, all weights zero
+            for (i = 0; i < n; i++) x[i] = 0.0f;
+            return;
+        }
+        B acc(0.0f);
+        i = 0;
+        for (; i + N <= n; i += N) {
+            const B e = xsimd::exp(B::load_unaligned(x + i) - B(max));  // exp(-inf) = 0
+            e.store_unaligned(x + i);
+            acc += e;
+        }
+        float sum = xsimd::hadd(acc);
+        for (; i < n; i++) {
+            x[i] = std::exp(x[i] - max);
+            sum += x[i];
+        }
+        scale(x, 1.0f / sum, n);
+    }
+
+    static void silu_mul(float* h, const float* g, int64_t n) {
+        int64_t i = 0;
+        for (; i + N <= n; i += N) {
+            const B v = B::load_unaligned(h + i);
+            const B silu = v / (B(1.0f) + xsimd::exp(-v));
+            (silu * B::load_unaligned(g + i)).store_unaligned(h + i);
+        }
+        for (; i < n; i++) h[i] = h[i] / (1.0f + std::exp(-h[i])) * g[i];
+    }
+
+    static void add(float* y, const float* x, int64_t n) {
+        int64_t i = 0;
+        for (; i + N <= n; i += N) {
+            (B::load_unaligned(y + i) + B::load_unaligned(x + i)).store_unaligned(y + i);
+        }
+        for (; i < n; i++) y[i] += x[i];
+    }
+
+    static void scale(float* x, float s, int64_t n) {
+        int64_t i = 0;
+        for (; i + N <= n; i += N) (B::load_unaligned(x + i) * B(s)).store_unaligned(x + i);
+        for (; i < n; i++) x[i] *= s;
+    }
+
+    template <class LoadHalf>
+    static void axpy_f16(float* y, float a, const uint16_t* x, int64_t n) {
+        int64_t i = 0;
+        for (; i + N <= n; i += N) {
+            const B v = xsimd::fma(B(a), LoadHalf::load(x + i), B::load_unaligned(y + i));
+            v.store_unaligned(y + i);
+        }
+        for (; i < n; i++) y[i] += a * LoadHalf::scalar(x + i);
+    }
+
+    // Interleaved pairs: out = v * (c, c) + swap(v) * (-s, s), with the per-pair cos/sin
+    // duplicated once per chunk of dimensions and reused by every head.
+    static void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rot_dim, const float* cos,
+                     const float* sin) {
+        constexpr int64_t kChunk = 256;  // dimensions per pass; a multiple of any N
+        alignas(64) float cc[kChunk];
+        alignas(64) float ss[kChunk];
+        const auto swap = xsimd::make_batch_constant<xsimd::batch<uint32_t, Arch>, PairSwap>();
+        for (int64_t c0 = 0; c0 < rot_dim; c0 += kChunk) {
+            const int64_t len = rot_dim - c0 < kChunk ? rot_dim - c0 : kChunk;
+            for (int64_t i = 0; i < len / 2; i++) {
+                cc[2 * i] = cc[2 * i + 1] = cos[c0 / 2 + i];
+                ss[2 * i] = -sin[c0 / 2 + i];
+                ss[2 * i + 1] = sin[c0 / 2 + i];
+            }
+            for (int64_t h = 0; h < n_heads; h++) {
+                float* v = x + h * head_dim + c0;
+                int64_t i = 0;
+                for (; i + N <= len; i += N) {
+                    const B a = B::load_unaligned(v + i);
+                    const B b = xsimd::swizzle(a, swap);
+                    xsimd::fma(a, B::load_aligned(cc + i), b * B::load_aligned(ss + i))
+                        .store_unaligned(v + i);
+                }
+                for (; i < len; i += 2) {
+                    const float x0 = v[i], x1 = v[i + 1];
+                    v[i] = x0 * cc[i] + x1 * ss[i];
+                    v[i + 1] = x1 * cc[i + 1] + x0 * ss[i + 1];
+                }
+            }
+        }
+    }
+
+    // Dot products of NR weight rows (elements loaded by W) with NT float activation rows.
+    // Each pair keeps two accumulators (two FMA chains), summed at the end, then the scalar
+    // tail: the same sequence for every pair whatever NR and NT are, so a tile equals vec_dot.
+    template <class W, int NR, int NT>
+    static void dot_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x,
+                          size_t x_stride, float* y, int64_t y_stride) {
+        using E = typename W::Elem;
+        const E* wr[NR];
+        const float* xt[NT];
+        for (int r = 0; r < NR; r++) wr[r] = reinterpret_cast<const E*>(w + r * w_stride);
+        for (int t = 0; t < NT; t++) xt[t] = reinterpret_cast<const float*>(x + t * x_stride);
+        B acc[NR][NT][2];
+        for (int r = 0; r < NR; r++) {
+            for (int t = 0; t < NT; t++) acc[r][t][0] = acc[r][t][1] = B(0.0f);
+        }
+        int64_t i = 0;
+        for (; i + 2 * N <= n; i += 2 * N) {
+            for (int k = 0; k < 2; k++) {
+                B xv[NT];
+                for (int t = 0; t < NT; t++) xv[t] = B::load_unaligned(xt[t] + i + k * N);
+                for (int r = 0; r < NR; r++) {
+                    const B wv = W::load(wr[r] + i + k * N);
+                    for (int t = 0; t < NT; t++) acc[r][t][k] = xsimd::fma(wv, xv[t], acc[r][t][k]);
+                }
+            }
+        }
+        for (int r = 0; r < NR; r++) {
+            for (int t = 0; t < NT; t++) {
+                float sum = xsimd::hadd(acc[r][t][0] + acc[r][t][1]);
+                for (int64_t j = i; j < n; j++) sum += W::scalar(wr[r] + j) * xt[t][j];
+                y[t * y_stride + r] = sum;
+            }
+        }
+    }
+
+    // Sub-tiles sized to the register file: 4 rows × 2 tokens × 2 chains fit AVX-512's and
+    // NEON's 32 registers; AVX2's 16 take 2 × 2.
+    static constexpr int kSubRows = (N >= 16 || N == 4) ? 4 : 2;
+
+    template <class W, int NR>
+    static void dot_rows(int64_t n, const uint8_t* w, size_t ws, const uint8_t* x, size_t xs,
+                         float* y, int64_t ys, int nt) {
+        for (int t = 0; t < nt; t += 2) {
+            if (nt - t >= 2) {
+                dot_block<W, NR, 2>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
+            } else {
+                dot_block<W, NR, 1>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
+            }
+        }
+    }
+
+    template <class W>
+    static void gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
+                          float* y, int64_t y_stride, int nr, int nt) {
+        const auto* wb = static_cast<const uint8_t*>(w);
+        const auto* xb = static_cast<const uint8_t*>(x);
+        int r = 0;
+        for (; r + kSubRows <= nr; r += kSubRows) {
+            dot_rows<W, kSubRows>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride,
+                                  nt);
+        }
+        for (; r < nr; r++) {
+            dot_rows<W, 1>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
+        }
+    }
+
+    template <class W>
+    static float vec_dot(int64_t n, const void* w, const void* x) {
+        float y;
+        dot_block<W, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0,
+                           &y, 0);
+        return y;
+    }
+};
+
+}  // namespace
+}  // namespace ggml_lite

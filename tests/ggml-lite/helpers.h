@@ -1,0 +1,49 @@
+// Helpers shared by the ggml-lite tests: random data, the kernel tables this CPU can run.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "ggml-lite/kernels.h"
+#include "ggml-lite/type.h"
+
+namespace ggml_lite::test {
+
+inline std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1.0f,
+                                        float hi = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& f : v) f = dist(rng);
+    return v;
+}
+
+// A weight matrix of `type` made from random floats with the reference codec.
+inline std::vector<uint8_t> random_matrix(Type type, int64_t rows, int64_t cols, uint32_t seed) {
+    const std::vector<float> f = random_floats(rows * cols, seed);
+    std::vector<uint8_t> data(row_size(type, cols) * static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; r++) {
+        traits(type).from_float(f.data() + r * cols, data.data() + r * row_size(type, cols), cols);
+    }
+    return data;
+}
+
+// Every SIMD table this binary has and this CPU runs (the scalar one excluded).
+inline std::vector<const Kernels*> simd_tables() {
+    std::vector<const Kernels*> out;
+    for (Isa isa : {Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod}) {
+        if (const Kernels* k = kernels_for(isa)) out.push_back(k);
+    }
+    return out;
+}
+
+inline std::vector<const Kernels*> all_tables() {
+    std::vector<const Kernels*> out{&kernels_scalar()};
+    for (const Kernels* k : simd_tables()) out.push_back(k);
+    return out;
+}
+
+constexpr Type kAllTypes[] = {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0};
+
+}  // namespace ggml_lite::test

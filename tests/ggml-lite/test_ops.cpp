@@ -1,0 +1,188 @@
+// matmul (against a double-precision reference, thread-count independence, tiling), get_row
+// and rope_angles.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ggml-lite/ops.h"
+#include "ggml-lite/quant.h"
+#include "helpers.h"
+
+namespace ggml_lite {
+namespace {
+
+std::vector<float> dequantize(Type type, const std::vector<uint8_t>& data, int64_t n) {
+    std::vector<float> f(static_cast<size_t>(n));
+    traits(type).to_float(data.data(), f.data(), n);
+    return f;
+}
+
+// What the kernels actually multiply: the activations after conversion to vec_dot_type.
+std::vector<float> as_activations(Type wtype, const std::vector<float>& x) {
+    const Type act = traits(wtype).vec_dot_type;
+    std::vector<uint8_t> buf(row_size(act, static_cast<int64_t>(x.size())));
+    traits(act).from_float(x.data(), buf.data(), static_cast<int64_t>(x.size()));
+    return dequantize(act, buf, static_cast<int64_t>(x.size()));
+}
+
+struct Shape {
+    int64_t rows, cols, tokens;
+};
+
+TEST(Matmul, MatchesDoubleReference) {
+    const Shape shapes[] = {{7, 64, 1}, {13, 96, 3}, {32, 256, 9}, {5, 32, 70}};
+    for (const Kernels* k : test::all_tables()) {
+        for (Type type : test::kAllTypes) {
+            for (const Shape& s : shapes) {
+                const auto w = test::random_matrix(type, s.rows, s.cols, 11);
+                const auto wf = dequantize(type, w, s.rows * s.cols);
+                const auto x = test::random_floats(s.tokens * s.cols, 12);
+                Context ctx;
+                ctx.k = k;
+                ctx.n_threads = 2;
+                std::vector<float> y(static_cast<size_t>(s.rows * s.tokens));
+                matmul(ctx, {type, s.rows, s.cols, w.data()}, x.data(), s.tokens, y.data());
+                for (int64_t t = 0; t < s.tokens; t++) {
+                    const std::vector<float> xt(x.begin() + t * s.cols,
+                                                x.begin() + (t + 1) * s.cols);
+                    const std::vector<float> xa = as_activations(type, xt);
+                    for (int64_t r = 0; r < s.rows; r++) {
+                        double ref = 0.0, mag = 0.0, qerr = 0.0;
+                        for (int64_t i = 0; i < s.cols; i++) {
+                            const double wi = wf[r * s.cols + i];
+                            ref += wi * xa[i];
+                            mag += std::fabs(wi * xa[i]);
+                            qerr += std::fabs(wi) * std::fabs(xa[i] - xt[i]);
+                        }
+                        // Float accumulation: at least 4 lanes of at most cols/4 sequential
+                        // additions each, plus a final reduction and the scale products
+                        // (< 64 roundings), every rounding at most FLT_EPSILON relative.
+                        const double tol = (s.cols / 4.0 + 64) * FLT_EPSILON * mag + 1e-30;
+                        const float got = y[t * s.rows + r];
+                        ASSERT_NEAR(got, ref, tol) << isa_name(k->isa) << ' ' << type_name(type)
+                                                   << " r=" << r << " t=" << t;
+                        // Against the unconverted activations the only extra error is the
+                        // activation quantization, bounded by sum |w_i| |x~_i - x_i|.
+                        double exact = 0.0;
+                        for (int64_t i = 0; i < s.cols; i++) exact += wf[r * s.cols + i] * xt[i];
+                        ASSERT_NEAR(got, exact, tol + qerr);
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(Matmul, BitIdenticalForAnyThreadCount) {
+    const Shape shapes[] = {{1, 32, 1}, {37, 128, 1}, {61, 160, 5}, {9, 64, 67}};
+    for (const Kernels* k : test::all_tables()) {
+        for (Type type : test::kAllTypes) {
+            for (const Shape& s : shapes) {
+                const auto w = test::random_matrix(type, s.rows, s.cols, 21);
+                const auto x = test::random_floats(s.tokens * s.cols, 22);
+                std::vector<float> first;
+                for (int threads : {1, 2, 3}) {
+                    Context ctx;
+                    ctx.k = k;
+                    ctx.n_threads = threads;
+                    std::vector<float> y(static_cast<size_t>(s.rows * s.tokens));
+                    matmul(ctx, {type, s.rows, s.cols, w.data()}, x.data(), s.tokens, y.data());
+                    if (first.empty()) {
+                        first = y;
+                        continue;
+                    }
+                    ASSERT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(float)), 0)
+                        << isa_name(k->isa) << ' ' << type_name(type) << " threads=" << threads;
+                }
+            }
+        }
+    }
+}
+
+// Decode (one token at a time) and prefill (all tokens at once) give the same bits, because
+// each tile element equals vec_dot for its pair.
+TEST(Matmul, PrefillEqualsTokenByToken) {
+    const int64_t rows = 23, cols = 192, tokens = 11;
+    for (const Kernels* k : test::all_tables()) {
+        for (Type type : test::kAllTypes) {
+            const auto w = test::random_matrix(type, rows, cols, 31);
+            const auto x = test::random_floats(tokens * cols, 32);
+            const Matrix W{type, rows, cols, w.data()};
+            Context ctx;
+            ctx.k = k;
+            ctx.n_threads = 2;
+            std::vector<float> all(rows * tokens), one(rows * tokens);
+            matmul(ctx, W, x.data(), tokens, all.data());
+            for (int64_t t = 0; t < tokens; t++) {
+                matmul(ctx, W, x.data() + t * cols, 1, one.data() + t * rows);
+            }
+            EXPECT_EQ(all, one) << isa_name(k->isa) << ' ' << type_name(type);
+            const TypeKernels& tk = k->types[type_index(type)];
+            std::vector<uint8_t> xa(row_size(traits(type).vec_dot_type, cols));
+            const auto& conv = k->types[type_index(traits(type).vec_dot_type)].from_float;
+            conv(x.data() + 4 * cols, xa.data(), cols);
+            const float direct = tk.vec_dot(cols, w.data() + 5 * row_size(type, cols), xa.data());
+            EXPECT_EQ(direct, all[4 * rows + 5]);
+        }
+    }
+}
+
+TEST(Matmul, ScratchOnlyGrows) {
+    const auto w = test::random_matrix(Type::Q4_0, 8, 64, 41);
+    const auto x = test::random_floats(4 * 64, 42);
+    Context ctx;
+    std::vector<float> y(32);
+    matmul(ctx, {Type::Q4_0, 8, 64, w.data()}, x.data(), 4, y.data());
+    const uint8_t* buf = ctx.scratch.data();
+    const size_t size = ctx.scratch.size();
+    EXPECT_GE(size, 4 * row_size(Type::Q8_0, 64));
+    matmul(ctx, {Type::Q4_0, 8, 64, w.data()}, x.data(), 1, y.data());
+    EXPECT_EQ(ctx.scratch.data(), buf);  // no reallocation on the decode path
+    EXPECT_EQ(ctx.scratch.size(), size);
+}
+
+TEST(Ops, GetRowDequantizes) {
+    for (Type type : test::kAllTypes) {
+        const auto w = test::random_matrix(type, 5, 64, 51);
+        std::vector<float> row(64), expect(64);
+        get_row({type, 5, 64, w.data()}, 3, row.data());
+        traits(type).to_float(w.data() + 3 * row_size(type, 64), expect.data(), 64);
+        EXPECT_EQ(row, expect) << type_name(type);
+    }
+    std::vector<float> out(64);
+    const auto w = test::random_matrix(Type::F32, 5, 64, 52);
+    EXPECT_THROW(get_row({Type::F32, 5, 64, w.data()}, 5, out.data()), std::out_of_range);
+}
+
+TEST(Ops, RopeAngles) {
+    const int64_t rot_dim = 64;
+    std::vector<float> c(rot_dim / 2), s(rot_dim / 2);
+    rope_angles(c.data(), s.data(), 0, rot_dim, 10000.0f, nullptr);
+    for (int64_t i = 0; i < rot_dim / 2; i++) {
+        EXPECT_EQ(c[i], 1.0f);
+        EXPECT_EQ(s[i], 0.0f);
+    }
+    const int64_t pos = 1234;
+    std::vector<float> ff(rot_dim / 2);
+    for (int64_t i = 0; i < rot_dim / 2; i++) ff[i] = 1.0f + 0.25f * static_cast<float>(i % 3);
+    for (const float* factors :
+         {static_cast<const float*>(nullptr), static_cast<const float*>(ff.data())}) {
+        rope_angles(c.data(), s.data(), pos, rot_dim, 500000.0f, factors);
+        for (int64_t i = 0; i < rot_dim / 2; i++) {
+            // theta^(-2i/d) written as exp(-(2i/d) ln theta), in long double.
+            long double freq = std::exp(-(2.0L * i / rot_dim) * std::log(500000.0L));
+            if (factors) freq /= factors[i];
+            const long double a = pos * freq;
+            // float rounding of a value in [-1, 1]: half an ulp of 1, plus slack for the double
+            // angle's own rounding multiplied by pos.
+            EXPECT_NEAR(c[i], static_cast<float>(std::cos(a)), 2e-7) << i;
+            EXPECT_NEAR(s[i], static_cast<float>(std::sin(a)), 2e-7) << i;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ggml_lite

@@ -1,0 +1,71 @@
+// The type table: ggml's ids, block sizes and byte sizes, name and id lookups.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "ggml-lite/kernels.h"
+#include "ggml-lite/type.h"
+#include "helpers.h"
+
+namespace ggml_lite {
+namespace {
+
+TEST(Types, GgmlIdsAndLayouts) {
+    EXPECT_EQ(static_cast<uint32_t>(Type::F32), 0u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::F16), 1u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q4_0), 2u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q8_0), 8u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::BF16), 30u);
+    EXPECT_EQ(row_size(Type::F32, 64), 256u);
+    EXPECT_EQ(row_size(Type::F16, 64), 128u);
+    EXPECT_EQ(row_size(Type::BF16, 64), 128u);
+    EXPECT_EQ(row_size(Type::Q8_0, 64), 68u);
+    EXPECT_EQ(row_size(Type::Q4_0, 64), 36u);
+    EXPECT_EQ(block_size(Type::Q4_0), 32);
+    EXPECT_TRUE(traits(Type::Q4_0).quantized);
+    EXPECT_FALSE(traits(Type::BF16).quantized);
+}
+
+TEST(Types, ActivationTypes) {
+    EXPECT_EQ(traits(Type::Q4_0).vec_dot_type, Type::Q8_0);
+    EXPECT_EQ(traits(Type::Q8_0).vec_dot_type, Type::Q8_0);
+    EXPECT_EQ(traits(Type::F32).vec_dot_type, Type::F32);
+    EXPECT_EQ(traits(Type::F16).vec_dot_type, Type::F32);
+    EXPECT_EQ(traits(Type::BF16).vec_dot_type, Type::F32);
+    // Every activation type has a converter in every table; others have none.
+    for (const Kernels* k : test::all_tables()) {
+        for (Type t : test::kAllTypes) {
+            const bool activation = t == Type::F32 || t == Type::Q8_0;
+            EXPECT_EQ(k->types[type_index(t)].from_float != nullptr, activation)
+                << isa_name(k->isa) << ' ' << type_name(t);
+            EXPECT_NE(k->types[type_index(t)].vec_dot, nullptr);
+            EXPECT_NE(k->types[type_index(t)].gemm_tile, nullptr);
+        }
+    }
+}
+
+TEST(Types, Lookups) {
+    EXPECT_EQ(type_from_id(2), Type::Q4_0);
+    EXPECT_EQ(type_from_id(30), Type::BF16);
+    EXPECT_FALSE(type_from_id(12).has_value());  // Q4_K: not (yet) known
+    EXPECT_EQ(type_from_name("q8_0"), Type::Q8_0);
+    EXPECT_EQ(type_from_name("Q4_0"), Type::Q4_0);
+    EXPECT_EQ(type_from_name("BF16"), Type::BF16);
+    EXPECT_FALSE(type_from_name("q4").has_value());
+    EXPECT_FALSE(type_from_name("").has_value());
+    for (Type t : test::kAllTypes) EXPECT_EQ(type_from_name(type_name(t)), t);
+}
+
+TEST(Types, FloatCodecsRoundTrip) {
+    const std::vector<float> x = {1.0f, -0.5f, 3.25f, 0.0f};
+    std::vector<uint8_t> buf(16);
+    std::vector<float> y(4);
+    for (Type t : {Type::F32, Type::F16, Type::BF16}) {
+        traits(t).from_float(x.data(), buf.data(), 4);
+        traits(t).to_float(buf.data(), y.data(), 4);
+        EXPECT_EQ(x, y) << type_name(t);  // all exactly representable
+    }
+}
+
+}  // namespace
+}  // namespace ggml_lite
