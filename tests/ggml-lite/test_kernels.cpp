@@ -1,0 +1,358 @@
+// Every kernel of every SIMD table this CPU runs, against the scalar reference table, on
+// random data including sizes that are not multiples of the vector width or with odd block
+// counts. Tolerances are stated where results may differ; random data alone could hide an
+// indexing bug inside a tolerance, so the dot products are also checked on data for which
+// every rounding is exact and any correct order gives the same bits.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ggml-lite/kernels.h"
+#include "ggml-lite/quant.h"
+#include "helpers.h"
+
+namespace ggml_lite {
+namespace {
+
+using test::random_floats;
+using test::simd_tables;
+
+const Kernels& ref() {
+    return kernels_scalar();
+}
+
+constexpr int64_t kFloatSizes[] = {1, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 257, 1000, 4099};
+constexpr int64_t kBlockCounts[] = {1, 2, 3, 5, 8, 33, 64, 129};
+
+// Bound for a float sum of products computed in a different order than the reference: every
+// path splits the sum over at least 4 lanes of at most n/4 sequential additions, then a
+// reduction and a scalar tail (< 64 more roundings); each rounding errs by at most
+// FLT_EPSILON of the running magnitude, itself at most mag = sum |products|.
+double dot_tolerance(int64_t terms, double mag) {
+    return (static_cast<double>(terms) / 4 + 64) * FLT_EPSILON * mag;
+}
+
+std::vector<uint8_t> to_type(Type t, const std::vector<float>& x) {
+    std::vector<uint8_t> out(row_size(t, static_cast<int64_t>(x.size())));
+    traits(t).from_float(x.data(), out.data(), static_cast<int64_t>(x.size()));
+    return out;
+}
+
+std::vector<float> to_float(Type t, const std::vector<uint8_t>& data, int64_t n) {
+    std::vector<float> out(static_cast<size_t>(n));
+    traits(t).to_float(data.data(), out.data(), n);
+    return out;
+}
+
+TEST(Kernels, SimdTablesPresent) {
+    for (const Kernels* k : simd_tables()) std::printf("testing %s\n", isa_name(k->isa));
+#if defined(__x86_64__)
+    if (isa_supported(Isa::Avx2)) {
+        EXPECT_NE(kernels_for(Isa::Avx2), nullptr);
+    }
+#elif defined(__aarch64__)
+    EXPECT_NE(kernels_for(Isa::Neon), nullptr);
+#endif
+}
+
+// ---- activation quantizer ----------------------------------------------------------------
+
+TEST(Kernels, Q8_0QuantizerBitIdentical) {
+    std::vector<float> x = random_floats(129 * QK8_0, 101, -4.0f, 4.0f);
+    // Block 0: amax 127 gives d = 1, so halves are exact ties: ties go away from zero.
+    for (int j = 0; j < QK8_0; j++) x[j] = 0.5f * static_cast<float>(j - 15);
+    x[31] = 127.0f;
+    for (int j = 0; j < QK8_0; j++) x[QK8_0 + j] = 0.0f;         // block 1: zeros
+    for (int j = 0; j < QK8_0; j++) x[2 * QK8_0 + j] *= 1e-30f;  // block 2: tiny
+    for (int j = 0; j < QK8_0; j++) x[3 * QK8_0 + j] *= 1e5f;    // block 3: huge
+    x[4 * QK8_0 + 7] = -0.0f;
+    for (const Kernels* k : simd_tables()) {
+        for (int64_t nb : kBlockCounts) {
+            std::vector<block_q8_0> a(nb), b(nb);
+            ref().types[kQ8_0].from_float(x.data(), a.data(), nb * QK8_0);
+            k->types[kQ8_0].from_float(x.data(), b.data(), nb * QK8_0);
+            EXPECT_EQ(std::memcmp(a.data(), b.data(), nb * sizeof(block_q8_0)), 0)
+                << isa_name(k->isa) << " blocks=" << nb;
+        }
+        std::vector<float> y(1000);
+        k->types[kF32].from_float(x.data(), y.data(), 1000);
+        EXPECT_EQ(std::memcmp(x.data(), y.data(), 1000 * sizeof(float)), 0);
+    }
+}
+
+// ---- dot products --------------------------------------------------------------------------
+
+struct DotCase {
+    Type type;
+    std::vector<uint8_t> w, x;  // x already in the vec_dot type
+    double mag;                 // sum of |w_i x_i| (quantized: |dw dx| sum |qw qx| per block)
+};
+
+DotCase make_dot_case(Type type, int64_t n, uint32_t seed) {
+    DotCase c{type, to_type(type, random_floats(n, seed)), {}, 0.0};
+    const Type act = traits(type).vec_dot_type;
+    c.x = to_type(act, random_floats(n, seed + 1, -3.0f, 3.0f));
+    const std::vector<float> wf = to_float(type, c.w, n), xf = to_float(act, c.x, n);
+    for (int64_t i = 0; i < n; i++) c.mag += std::fabs(static_cast<double>(wf[i]) * xf[i]);
+    return c;
+}
+
+TEST(Kernels, QuantizedDotsMatchScalar) {
+    for (const Kernels* k : simd_tables()) {
+        for (Type type : {Type::Q8_0, Type::Q4_0}) {
+            for (int64_t nb : kBlockCounts) {
+                const int64_t n = nb * QK8_0;
+                const DotCase c = make_dot_case(type, n, static_cast<uint32_t>(nb));
+                const float want = ref().types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
+                const float got = k->types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
+                // Block sums are exact integers; only the float sum over blocks (and the scale
+                // products) may round differently: nb terms.
+                EXPECT_NEAR(got, want, dot_tolerance(nb, c.mag))
+                    << isa_name(k->isa) << ' ' << type_name(type) << " blocks=" << nb;
+            }
+        }
+    }
+}
+
+TEST(Kernels, FloatDotsMatchScalar) {
+    for (const Kernels* k : simd_tables()) {
+        for (Type type : {Type::F32, Type::F16, Type::BF16}) {
+            for (int64_t n : kFloatSizes) {
+                const DotCase c = make_dot_case(type, n, static_cast<uint32_t>(n));
+                const float want = ref().types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
+                const float got = k->types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
+                EXPECT_NEAR(got, want, dot_tolerance(n, c.mag))
+                    << isa_name(k->isa) << ' ' << type_name(type) << " n=" << n;
+            }
+        }
+    }
+}
+
+// Small integers (floats) and blocks with scale 1 or 2: every product and partial sum is an
+// exactly representable integer, so any summation order must give identical bits. A skipped,
+// repeated or misplaced element changes the result.
+TEST(Kernels, DotsExactOnExactData) {
+    std::mt19937 rng(5);
+    for (const Kernels* k : simd_tables()) {
+        for (int64_t n : kFloatSizes) {
+            std::uniform_int_distribution<int> small(-3, 3);
+            std::vector<float> w(n), x(n);
+            for (int64_t i = 0; i < n; i++) w[i] = static_cast<float>(small(rng));
+            for (int64_t i = 0; i < n; i++) x[i] = static_cast<float>(small(rng));
+            for (Type type : {Type::F32, Type::F16, Type::BF16}) {
+                const auto wt = to_type(type, w);
+                EXPECT_EQ(k->types[type_index(type)].vec_dot(n, wt.data(), x.data()),
+                          ref().types[type_index(type)].vec_dot(n, wt.data(), x.data()))
+                    << isa_name(k->isa) << ' ' << type_name(type) << " n=" << n;
+            }
+        }
+        for (int64_t nb : kBlockCounts) {
+            std::uniform_int_distribution<int> q8(-127, 127), q4(0, 15);
+            std::vector<block_q8_0> a(nb), xq(nb);
+            std::vector<block_q4_0> b(nb);
+            for (int64_t i = 0; i < nb; i++) {
+                a[i].d = xq[i].d = 0x3c00;                           // 1.0
+                b[i].d = (i % 2) ? fp16_t{0x4000} : fp16_t{0x3c00};  // 2.0 or 1.0
+                for (auto& q : a[i].qs) q = static_cast<int8_t>(q8(rng));
+                for (auto& q : xq[i].qs) q = static_cast<int8_t>(q8(rng));
+                for (auto& q : b[i].qs) q = static_cast<uint8_t>(q4(rng) | (q4(rng) << 4));
+            }
+            const int64_t n = nb * QK8_0;
+            EXPECT_EQ(k->types[kQ8_0].vec_dot(n, a.data(), xq.data()),
+                      ref().types[kQ8_0].vec_dot(n, a.data(), xq.data()))
+                << isa_name(k->isa) << " q8_0 blocks=" << nb;
+            EXPECT_EQ(k->types[kQ4_0].vec_dot(n, b.data(), xq.data()),
+                      ref().types[kQ4_0].vec_dot(n, b.data(), xq.data()))
+                << isa_name(k->isa) << " q4_0 blocks=" << nb;
+        }
+    }
+}
+
+// Tiles are how matmul calls the kernels; each element must equal vec_dot exactly.
+TEST(Kernels, GemmTileEqualsVecDot) {
+    for (const Kernels* k : test::all_tables()) {
+        for (Type type : test::kAllTypes) {
+            const TypeKernels& tk = k->types[type_index(type)];
+            const Type act = traits(type).vec_dot_type;
+            for (int64_t n : {int64_t{32}, int64_t{96}, int64_t{160}}) {
+                const size_t ws = row_size(type, n), xs = row_size(act, n);
+                const auto w = test::random_matrix(type, kTileRows, n, 61);
+                const auto x = test::random_matrix(act, kTileTokens, n, 62);
+                for (int nr = 1; nr <= kTileRows; nr++) {
+                    for (int nt = 1; nt <= kTileTokens; nt++) {
+                        std::vector<float> y(kTileTokens * 8, -1.0f);
+                        tk.gemm_tile(n, w.data(), ws, x.data(), xs, y.data(), 8, nr, nt);
+                        for (int t = 0; t < kTileTokens; t++) {
+                            for (int r = 0; r < 8; r++) {
+                                const float got = y[t * 8 + r];
+                                if (t >= nt || r >= nr) {
+                                    ASSERT_EQ(got, -1.0f) << "wrote outside the tile";
+                                    continue;
+                                }
+                                ASSERT_EQ(got, tk.vec_dot(n, w.data() + r * ws, x.data() + t * xs))
+                                    << isa_name(k->isa) << ' ' << type_name(type) << " n=" << n
+                                    << " tile " << nr << 'x' << nt << " at " << r << ',' << t;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---- float kernels -----------------------------------------------------------------------
+
+// |a - b| <= rel * |b| + abs, element by element.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rel,
+                  double abs, const char* what, const Kernels* k, int64_t n) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) {
+        ASSERT_NEAR(got[i], want[i], rel * std::fabs(want[i]) + abs)
+            << what << ' ' << isa_name(k->isa) << " n=" << n << " i=" << i;
+    }
+}
+
+TEST(Kernels, AddAndScaleBitIdentical) {
+    // One rounding per element, the same operation: any correct SIMD version agrees exactly.
+    for (const Kernels* k : simd_tables()) {
+        for (int64_t n : kFloatSizes) {
+            const auto x = random_floats(n, 71);
+            auto a = random_floats(n, 72), b = a;
+            ref().add(a.data(), x.data(), n);
+            k->add(b.data(), x.data(), n);
+            EXPECT_EQ(a, b) << isa_name(k->isa) << " add n=" << n;
+            ref().scale(a.data(), 0.37f, n);
+            k->scale(b.data(), 0.37f, n);
+            EXPECT_EQ(a, b) << isa_name(k->isa) << " scale n=" << n;
+        }
+    }
+}
+
+TEST(Kernels, RmsnormMatchesScalar) {
+    for (const Kernels* k : simd_tables()) {
+        for (int64_t n : kFloatSizes) {
+            const auto x = random_floats(n, 81, -2.0f, 2.0f), w = random_floats(n, 82);
+            std::vector<float> a(n), b(n);
+            ref().rmsnorm(a.data(), x.data(), w.data(), n, 1e-5f);
+            k->rmsnorm(b.data(), x.data(), w.data(), n, 1e-5f);
+            // The sum of squares (positive terms) differs by at most the summation bound
+            // relative to itself; the square root halves that; three more roundings per element.
+            const double rel = dot_tolerance(n, 1.0) / 2 + 4 * FLT_EPSILON;
+            expect_close(b, a, rel, 0.0, "rmsnorm", k, n);
+        }
+    }
+}
+
+// xsimd's exp is accurate to a few ulp, libm's to within one; 8 ulp covers both with room.
+constexpr double kExpRel = 8 * FLT_EPSILON;
+
+TEST(Kernels, SoftmaxMatchesScalarAndMasks) {
+    for (const Kernels* k : test::all_tables()) {
+        for (int64_t n : kFloatSizes) {
+            auto x = random_floats(n, 91, -10.0f, 10.0f);
+            for (int64_t i = 0; i < n; i += 3) x[i] = -INFINITY;  // masked (causal) entries
+            if (n > 1) x[1] = 50.0f;                              // no overflow from big logits
+            auto a = x, b = x;
+            ref().softmax(a.data(), n);
+            k->softmax(b.data(), n);
+            double sum = 0.0;
+            for (int64_t i = 0; i < n; i++) {
+                if (i % 3 == 0) {
+                    ASSERT_EQ(b[i], 0.0f) << "masked entry " << i;
+                }
+                ASSERT_TRUE(std::isfinite(b[i]));
+                sum += b[i];
+            }
+            if (n > 1) {
+                EXPECT_NEAR(sum, 1.0, dot_tolerance(n, 1.0) + kExpRel);
+            }
+            // exp per element, the sum (a positive sum: bound relative to itself), one division.
+            expect_close(b, a, kExpRel + dot_tolerance(n, 1.0) + 2 * FLT_EPSILON, 0.0, "softmax", k,
+                         n);
+        }
+        std::vector<float> all_masked(17, -INFINITY);
+        k->softmax(all_masked.data(), 17);
+        for (float v : all_masked) EXPECT_EQ(v, 0.0f) << isa_name(k->isa) << " all masked";
+    }
+}
+
+TEST(Kernels, SiluMulMatchesScalar) {
+    for (const Kernels* k : simd_tables()) {
+        for (int64_t n : kFloatSizes) {
+            auto h = random_floats(n, 101, -20.0f, 20.0f);
+            const auto g = random_floats(n, 102, -2.0f, 2.0f);
+            if (n > 2) h[2] = -200.0f;  // exp(200) overflows to inf: silu must give -0, not NaN
+            auto a = h, b = h;
+            ref().silu_mul(a.data(), g.data(), n);
+            k->silu_mul(b.data(), g.data(), n);
+            // exp, then an addition, a division and a product: exp's error plus 3 roundings.
+            expect_close(b, a, kExpRel + 3 * FLT_EPSILON, 1e-30, "silu_mul", k, n);
+        }
+    }
+}
+
+TEST(Kernels, AxpyF16MatchesScalar) {
+    for (const Kernels* k : simd_tables()) {
+        for (int64_t n : kFloatSizes) {
+            const auto xf = random_floats(n, 111);
+            std::vector<fp16_t> x(n);
+            for (int64_t i = 0; i < n; i++) x[i] = fp32_to_fp16(xf[i]);
+            auto a = random_floats(n, 112), b = a;
+            ref().axpy_f16(a.data(), 0.3f, x.data(), n);
+            k->axpy_f16(b.data(), 0.3f, x.data(), n);
+            for (int64_t i = 0; i < n; i++) {
+                // A fused multiply-add skips the rounding of a * x: at most one ulp of it.
+                const double ax = std::fabs(0.3 * fp16_to_fp32(x[i]));
+                ASSERT_NEAR(b[i], a[i], FLT_EPSILON * (ax + std::fabs(a[i])))
+                    << isa_name(k->isa) << " n=" << n;
+            }
+        }
+    }
+}
+
+// RoPE on every table against the formula, in double: pairs (2i, 2i+1) rotated by angle_i,
+// dimensions past rot_dim untouched.
+TEST(Kernels, RopeMatchesFormula) {
+    struct Shape {
+        int64_t heads, head_dim, rot_dim;
+    };
+    const Shape shapes[] = {{1, 2, 2},    {3, 64, 64},  {2, 80, 80},
+                            {4, 128, 64}, {2, 100, 38}, {1, 640, 600}};
+    for (const Kernels* k : test::all_tables()) {
+        for (const Shape& s : shapes) {
+            const int64_t half = s.rot_dim / 2;
+            const auto angles = random_floats(half, 121, -50.0f, 50.0f);
+            std::vector<float> c(half), sn(half);
+            for (int64_t i = 0; i < half; i++) {
+                c[i] = std::cos(angles[i]);
+                sn[i] = std::sin(angles[i]);
+            }
+            const auto x = random_floats(s.heads * s.head_dim, 122);
+            auto y = x;
+            k->rope(y.data(), s.heads, s.head_dim, s.rot_dim, c.data(), sn.data());
+            for (int64_t h = 0; h < s.heads; h++) {
+                const float* in = x.data() + h * s.head_dim;
+                const float* out = y.data() + h * s.head_dim;
+                for (int64_t i = 0; i < half; i++) {
+                    const double x0 = in[2 * i], x1 = in[2 * i + 1];
+                    const double e0 = x0 * c[i] - x1 * sn[i], e1 = x0 * sn[i] + x1 * c[i];
+                    // Two products and a sum in float (with or without fusing): 2 ulp of the
+                    // larger product.
+                    const double tol = 2 * FLT_EPSILON * (std::fabs(x0) + std::fabs(x1));
+                    ASSERT_NEAR(out[2 * i], e0, tol)
+                        << isa_name(k->isa) << " h=" << h << " i=" << i;
+                    ASSERT_NEAR(out[2 * i + 1], e1, tol) << isa_name(k->isa);
+                }
+                for (int64_t i = s.rot_dim; i < s.head_dim; i++) ASSERT_EQ(out[i], in[i]);
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ggml_lite
