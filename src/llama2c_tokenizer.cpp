@@ -23,7 +23,7 @@ std::string read_file(const std::string& path) {
 
 // Little-endian reads with bounds checks; the message names the file and the token.
 class Reader {
-public:
+  public:
     Reader(std::string_view data, const std::string& path) : data_(data), path_(path) {}
 
     int32_t i32(const char* what) {
@@ -49,7 +49,7 @@ public:
         throw Error(path_ + ": not a valid llama2.c tokenizer (" + what + ")");
     }
 
-private:
+  private:
     std::string_view data_;
     const std::string& path_;
 };
@@ -117,8 +117,7 @@ Vocab read_llama2c_tokenizer(const std::string& path, int32_t n_vocab) {
     }
     if (r.left() != 0) {
         r.fail(std::to_string(r.left()) + " bytes after token " + std::to_string(n_vocab - 1) +
-               ": it holds more tokens than the model's vocabulary of " +
-               std::to_string(n_vocab));
+               ": it holds more tokens than the model's vocabulary of " + std::to_string(n_vocab));
     }
     return v;
 }

@@ -22,7 +22,7 @@ struct SamplerParams {
 };
 
 class Sampler {
-public:
+  public:
     // Error for settings that have no meaning (repeat_penalty <= 0, repeat_last_n < 0,
     // n_vocab <= 0). Allocates all it needs here: sample() and accept() never allocate.
     Sampler(const SamplerParams& params, int32_t n_vocab);
@@ -39,7 +39,7 @@ public:
     // A uniform double in [0, 1) from 53 random bits: the one draw sample() makes.
     static double uniform(std::mt19937_64& rng) { return (rng() >> 11) * 0x1.0p-53; }
 
-private:
+  private:
     void apply_repeat_penalty(float* logits);
     int32_t argmax(const float* logits) const;
     void top_k();
@@ -51,14 +51,14 @@ private:
     SamplerParams params_;
     int32_t n_vocab_;
     std::mt19937_64 rng_;
-    std::vector<int32_t> recent_;   // ring buffer of the last repeat_last_n accepted tokens
-    size_t recent_next_ = 0;        // where the next accepted token goes
-    size_t recent_count_ = 0;       // how many slots hold tokens
-    std::vector<uint32_t> marks_;   // per token: the sample() call that last penalized it
+    std::vector<int32_t> recent_;  // ring buffer of the last repeat_last_n accepted tokens
+    size_t recent_next_ = 0;       // where the next accepted token goes
+    size_t recent_count_ = 0;      // how many slots hold tokens
+    std::vector<uint32_t> marks_;  // per token: the sample() call that last penalized it
     uint32_t mark_ = 0;
     std::vector<std::pair<float, int32_t>> candidates_;  // (logit, id), sized once
-    size_t n_candidates_ = 0;       // the live prefix of candidates_
-    bool sorted_ = false;           // live candidates in descending order
+    size_t n_candidates_ = 0;                            // the live prefix of candidates_
+    bool sorted_ = false;                                // live candidates in descending order
 };
 
 }  // namespace lila

@@ -39,7 +39,7 @@ struct Field {
 
 // Walks the fields of one protobuf message; every read is bounds-checked.
 class ProtoReader {
-public:
+  public:
     ProtoReader(std::string_view data, const std::string& path) : data_(data), path_(path) {}
 
     bool next(Field& f) {
@@ -50,9 +50,15 @@ public:
         f.value = 0;
         f.bytes = {};
         switch (f.wire) {
-            case kVarint: f.value = varint(); break;
-            case kFixed64: f.value = fixed(8); break;
-            case kFixed32: f.value = fixed(4); break;
+            case kVarint:
+                f.value = varint();
+                break;
+            case kFixed64:
+                f.value = fixed(8);
+                break;
+            case kFixed32:
+                f.value = fixed(4);
+                break;
             case kLengthDelimited: {
                 const uint64_t n = varint();
                 if (n > data_.size()) fail("a field runs past the end of its message");
@@ -60,7 +66,8 @@ public:
                 data_.remove_prefix(n);
                 break;
             }
-            default: fail("unsupported protobuf wire type " + std::to_string(f.wire));
+            default:
+                fail("unsupported protobuf wire type " + std::to_string(f.wire));
         }
         return true;
     }
@@ -69,7 +76,7 @@ public:
         throw Error(path_ + ": not a valid SentencePiece model (" + what + ")");
     }
 
-private:
+  private:
     uint64_t varint() {
         uint64_t v = 0;
         for (int shift = 0; shift < 64; shift += 7) {
@@ -130,7 +137,9 @@ void read_piece(std::string_view msg, Vocab& v, const std::string& path) {
 }
 
 // Proto int32 fields are sign-extended to 64 bits on the wire.
-int32_t as_int32(uint64_t v) { return static_cast<int32_t>(static_cast<int64_t>(v)); }
+int32_t as_int32(uint64_t v) {
+    return static_cast<int32_t>(static_cast<int64_t>(v));
+}
 
 }  // namespace
 

@@ -87,8 +87,8 @@ bool Tokenizer::is_eog(int32_t id) const {
     // Chat models whose files name no EOT still end their turns with one of these
     // (the list llama.cpp uses).
     static constexpr std::string_view kEndOfTurn[] = {
-        "<|eot_id|>",    "<|im_end|>", "<|end|>", "<end_of_turn>",   "<|endoftext|>",
-        "<|eom_id|>",    "<EOT>",      "_<EOT>",  "<|end_of_text|>",
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",   "<|endoftext|>",
+        "<|eom_id|>", "<EOT>",      "_<EOT>",  "<|end_of_text|>",
     };
     const std::string& text = vocab_.tokens[id];
     return std::find(std::begin(kEndOfTurn), std::end(kEndOfTurn), text) != std::end(kEndOfTurn);
@@ -148,10 +148,13 @@ std::string Tokenizer::token_to_piece(int32_t id, bool special) const {
             const int b = byte_token_value(text);
             return b < 0 ? std::string() : std::string(1, static_cast<char>(b));
         }
-        case TokenType::UserDefined: return text;
+        case TokenType::UserDefined:
+            return text;
         case TokenType::Control:
-        case TokenType::Unknown: return special ? text : std::string();
-        case TokenType::Unused: break;
+        case TokenType::Unknown:
+            return special ? text : std::string();
+        case TokenType::Unused:
+            break;
     }
     return {};
 }

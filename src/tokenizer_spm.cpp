@@ -22,25 +22,26 @@ namespace lila {
 namespace {
 
 class SpmTokenizer final : public Tokenizer {
-public:
+  public:
     explicit SpmTokenizer(Vocab vocab);
     SpmTokenizer(const SpmTokenizer&) = delete;  // pieces_ points into vocab_
     SpmTokenizer& operator=(const SpmTokenizer&) = delete;
     std::vector<int32_t> encode(std::string_view text, bool add_bos,
                                 bool parse_special) const override;
 
-private:
+  private:
     // A run of the text in a doubly linked list of symbols; merged-away symbols get len 0.
     struct Symbol {
         int32_t prev, next;
         size_t start, len;
         int32_t id;  // the piece this symbol is, once merged; -1 for a single character
     };
-    // Two adjacent symbols whose concatenation is the piece `id`.
+    // The symbol `left` and the one after it, whose concatenation is the piece `id`.
+    // 16 bytes: the queue of a whole file's pairs is large, and sifting it is the hot loop.
     struct Bigram {
         float score;
-        int32_t left, right;
-        size_t len;  // of the concatenation, to spot pairs made stale by other merges
+        int32_t left;
+        uint32_t len;  // of the concatenation, to spot pairs made stale by other merges
         int32_t id;
     };
     // Highest score first; on equal scores the leftmost pair first.
@@ -51,8 +52,7 @@ private:
     };
     using Queue = std::priority_queue<Bigram, std::vector<Bigram>, Lower>;
 
-    void encode_fragment(std::string_view text, bool space_prefix,
-                         std::vector<int32_t>& out) const;
+    void encode_fragment(std::string_view text, bool space_prefix, std::vector<int32_t>& out) const;
     void try_add_bigram(std::string_view s, const std::vector<Symbol>& syms, int32_t left,
                         int32_t right, Queue& queue) const;
     void emit_bytes(std::string_view s, std::vector<int32_t>& out) const;
@@ -129,7 +129,9 @@ void SpmTokenizer::encode_fragment(std::string_view text, bool space_prefix,
         pos += len;
     }
 
-    Queue queue;
+    std::vector<Bigram> storage;
+    storage.reserve(syms.size());
+    Queue queue(Lower{}, std::move(storage));
     for (int32_t i = 1; i < static_cast<int32_t>(syms.size()); i++) {
         try_add_bigram(s, syms, i - 1, i, queue);
     }
@@ -137,15 +139,17 @@ void SpmTokenizer::encode_fragment(std::string_view text, bool space_prefix,
         const Bigram b = queue.top();
         queue.pop();
         Symbol& left = syms[b.left];
-        Symbol& right = syms[b.right];
-        // Skip pairs that an earlier merge consumed or extended.
-        if (left.len == 0 || right.len == 0 || left.len + right.len != b.len) continue;
+        // Skip pairs that an earlier merge consumed or extended: then `left` is gone, or
+        // its length or its right neighbour's differs from when the pair was queued.
+        if (left.len == 0 || left.next < 0) continue;
+        Symbol& right = syms[left.next];
+        if (left.len + right.len != b.len) continue;
 
         left.len += right.len;
         left.id = b.id;
         right.len = 0;
         left.next = right.next;
-        if (right.next >= 0) syms[right.next].prev = b.left;
+        if (left.next >= 0) syms[left.next].prev = b.left;
 
         try_add_bigram(s, syms, left.prev, b.left, queue);
         try_add_bigram(s, syms, b.left, left.next, queue);
@@ -163,14 +167,14 @@ void SpmTokenizer::encode_fragment(std::string_view text, bool space_prefix,
     }
 }
 
-void SpmTokenizer::try_add_bigram(std::string_view s, const std::vector<Symbol>& syms,
-                                  int32_t left, int32_t right, Queue& queue) const {
+void SpmTokenizer::try_add_bigram(std::string_view s, const std::vector<Symbol>& syms, int32_t left,
+                                  int32_t right, Queue& queue) const {
     if (left < 0 || right < 0) return;
     const size_t len = syms[left].len + syms[right].len;
     const int32_t id = find_piece(s.substr(syms[left].start, len));
     if (id < 0) return;
     const float score = vocab_.scores.empty() ? 0.0f : vocab_.scores[id];
-    queue.push({score, left, right, len, id});
+    queue.push({score, left, static_cast<uint32_t>(len), id});
 }
 
 // Byte fallback: a character with no piece of its own is spelled as <0xNN> tokens, or as

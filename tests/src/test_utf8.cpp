@@ -7,14 +7,17 @@
 namespace lila {
 namespace {
 
-Utf8Char next(const std::string& s) { return utf8_next(s); }
+Utf8Char next(const std::string& s) {
+    return utf8_next(s);
+}
 
 TEST(Utf8, ValidCharacters) {
     EXPECT_EQ(next("a").len, 1u);
     EXPECT_EQ(next("\xC3\xA9").len, 2u);          // é
     EXPECT_EQ(next("\xE4\xB8\x96x").len, 3u);     // 世, followed by more text
     EXPECT_EQ(next("\xF0\x9F\xA6\x99").len, 4u);  // 🦙
-    for (const char* s : {"a", "\xC3\xA9", "\xE4\xB8\x96", "\xF0\x9F\xA6\x99", "\xF4\x8F\xBF\xBF"}) {
+    for (const char* s :
+         {"a", "\xC3\xA9", "\xE4\xB8\x96", "\xF0\x9F\xA6\x99", "\xF4\x8F\xBF\xBF"}) {
         EXPECT_EQ(next(s).status, Utf8Status::Valid) << s;
     }
 }
@@ -33,8 +36,8 @@ TEST(Utf8, InvalidSequencesAreMaximalSubparts) {
         size_t len;
     };
     const Case cases[] = {
-        {"\x80", 1},              // stray continuation byte
-        {"\xC0\x80", 1},          // overlong lead bytes never start a character
+        {"\x80", 1},      // stray continuation byte
+        {"\xC0\x80", 1},  // overlong lead bytes never start a character
         {"\xC1\xBF", 1},
         {"\xE0\x80\x80", 1},      // overlong 3-byte form
         {"\xED\xA0\x80", 1},      // UTF-16 surrogate
@@ -69,7 +72,10 @@ TEST(Utf8, AppendRoundTripsEveryScalarValue) {
 TEST(Utf8, SanitizeReplacesEachBadRunOnce) {
     EXPECT_EQ(utf8_sanitize("plain ascii"), "plain ascii");
     EXPECT_EQ(utf8_sanitize("caf\xC3\xA9"), "caf\xC3\xA9");
-    EXPECT_EQ(utf8_sanitize("a\xE4\xB8" "b"), "a\xEF\xBF\xBD" "b");
+    EXPECT_EQ(utf8_sanitize("a\xE4\xB8"
+                            "b"),
+              "a\xEF\xBF\xBD"
+              "b");
     EXPECT_EQ(utf8_sanitize("\xFF\xFE"), "\xEF\xBF\xBD\xEF\xBF\xBD");
     EXPECT_EQ(utf8_sanitize("end\xF0\x9F\xA6"), "end\xEF\xBF\xBD");
     EXPECT_EQ(utf8_sanitize(""), "");
