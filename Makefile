@@ -33,8 +33,8 @@ test-neon:
 	cmake -S . -B $(BUILD_NEON) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
 	      -DLILA_CORE_ONLY=ON -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD_NEON) -j $(JOBS)
-	QEMU_CPU=cortex-a53 ctest --test-dir $(BUILD_NEON) --output-on-failure -j $(JOBS)
-	QEMU_CPU=max ctest --test-dir $(BUILD_NEON) --output-on-failure -j $(JOBS)
+	QEMU_CPU=cortex-a53 LILA_EXPECT_ISA=neon ctest --test-dir $(BUILD_NEON) --output-on-failure -j $(JOBS)
+	QEMU_CPU=max LILA_EXPECT_ISA=neon_dotprod ctest --test-dir $(BUILD_NEON) --output-on-failure -j $(JOBS)
 
 test-sanitize:
 	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLILA_SANITIZE=address,undefined
