@@ -89,13 +89,15 @@ TEST(Model, F32MatchesReferenceLogits) {
     EXPECT_LT(max_abs_diff(last, ref.last_logits.data(), nv), 1e-4f);
 }
 
-// Measured: the F16 KV cache moves the logits by ~3e-3 at most on this sequence; the
-// quantized weight types by more (see the tolerances), never the top-1 token.
+// Measured max |logit - reference| at the last position (logits span about -16..+10):
+// F16 cache 5.0e-3, F16 weights 1.25e-2, Q8_0 0.27, Q4_0 2.5 (a 64-wide model has little
+// redundancy to average out quantization noise). Tolerances are those figures with ~40%
+// headroom; the top-1 token must agree at every position.
 TEST(Model, CompactTypesStayCloseToReference) {
     const ReferenceLogits ref = reference_logits();
     struct Case { Type weights, kv; float tol; };
-    for (const Case c : {Case{Type::F32, Type::F16, 0.01f}, Case{Type::F16, Type::F16, 0.02f},
-                         Case{Type::Q8_0, Type::F16, 0.1f}, Case{Type::Q4_0, Type::F16, 0.6f}}) {
+    for (const Case c : {Case{Type::F32, Type::F16, 7e-3f}, Case{Type::F16, Type::F16, 0.018f},
+                         Case{Type::Q8_0, Type::F16, 0.38f}, Case{Type::Q4_0, Type::F16, 3.5f}}) {
         auto m = Model::load(test::stories_model(c.weights));
         Session s(*m, params(c.kv));
         const int64_t nv = m->hp.n_vocab;
@@ -111,7 +113,8 @@ TEST(Model, CompactTypesStayCloseToReference) {
     }
 }
 
-// Greedy decoding reproduces llama2.c's token ids exactly: 256 positions, stop at BOS.
+// Greedy decoding reproduces llama2.c's token ids exactly: 256 positions, or up to and
+// including a sampled BOS (the reference lists it).
 TEST(Model, GreedyMatchesLlama2c) {
     auto m = Model::load(test::stories_model(Type::F32));
     const Tokenizer& tok = m->tokenizer();
@@ -125,9 +128,8 @@ TEST(Model, GreedyMatchesLlama2c) {
         const float* logits = s.eval(ids);
         while (static_cast<int>(ids.size()) <= steps) {
             const int32_t next = argmax(logits, m->hp.n_vocab);
-            if (next == tok.vocab().bos) break;
             ids.push_back(next);
-            if (static_cast<int>(ids.size()) > steps) break;
+            if (next == tok.vocab().bos || static_cast<int>(ids.size()) > steps) break;
             logits = s.eval({&next, 1});
         }
         EXPECT_EQ(ids, want) << r["prompt"];
