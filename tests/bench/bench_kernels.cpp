@@ -1,0 +1,195 @@
+// Kernel micro-benchmarks (Google Benchmark).
+//
+//   matvec/<type>/<rows>x<cols>/<isa>/threads:N   one token through a weight matrix (decode),
+//       weights streamed from memory: the benchmark cycles through copies of the matrix that
+//       together are several times the last-level cache, as a model's layers are. Reported
+//       bytes are the weight bytes read, so bytes_per_second is the weight streaming rate.
+//   incache/...   the same product on one matrix that stays in cache: kernel throughput.
+//   matmul/<type>/<rows>x<cols>x<tokens>/<isa>/threads:N   prefill, as weight bytes/s and
+//       multiply-adds/s (counter "MAC/s").
+//   bandwidth/read/threads:N   a read-only sum over 1 GiB: what the memory delivers.
+//
+// `make run` runs matvec and bandwidth; `make bench` runs everything.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ggml-lite/kernels.h"
+#include "ggml-lite/ops.h"
+#include "ggml-lite/type.h"
+
+namespace {
+
+using namespace ggml_lite;
+
+constexpr size_t kGiB = size_t{1} << 30;
+// Several times any last-level cache this runs on (the test machine's is 260 MiB).
+constexpr size_t kStreamBytes = kGiB;
+
+struct Shape {
+    int64_t rows, cols;
+};
+constexpr Shape kShapes[] = {{2048, 2048}, {5632, 2048}};
+constexpr Type kTypes[] = {Type::Q8_0, Type::Q4_0};
+constexpr Isa kIsas[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod};
+constexpr int kThreads[] = {1, 2};
+
+std::vector<float> random_floats(int64_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& f : v) f = dist(rng);
+    return v;
+}
+
+// `copies` back-to-back copies of one random matrix, quantized with the reference codec.
+// Only the most recently requested pool is kept, so memory stays at about kStreamBytes.
+struct Pool {
+    Type type;
+    Shape shape;
+    size_t copies;
+    size_t matrix_bytes;
+    std::unique_ptr<uint8_t[]> data;
+
+    const void* matrix(size_t i) const { return data.get() + (i % copies) * matrix_bytes; }
+};
+
+const Pool& pool(Type type, Shape shape, bool stream) {
+    static std::unique_ptr<Pool> cached;
+    const size_t bytes = row_size(type, shape.cols) * static_cast<size_t>(shape.rows);
+    const size_t copies = stream ? (kStreamBytes + bytes - 1) / bytes : 1;
+    if (cached && cached->type == type && cached->shape.rows == shape.rows &&
+        cached->shape.cols == shape.cols && cached->copies == copies) {
+        return *cached;
+    }
+    cached.reset();
+    auto p = std::make_unique<Pool>(Pool{type, shape, copies, bytes, nullptr});
+    p->data = std::make_unique<uint8_t[]>(bytes * copies);
+    const std::vector<float> f = random_floats(shape.rows * shape.cols, 1);
+    traits(type).from_float(f.data(), p->data.get(), shape.rows * shape.cols);
+    for (size_t c = 1; c < copies; c++)
+        std::memcpy(p->data.get() + c * bytes, p->data.get(), bytes);
+    cached = std::move(p);
+    return *cached;
+}
+
+void run_matmul(benchmark::State& state, Isa isa, Type type, Shape shape, int64_t tokens,
+                int threads, bool stream) {
+    const Kernels* k = kernels_for(isa);
+    if (!k) {
+        state.SkipWithError("ISA not supported on this machine");
+        return;
+    }
+    const Pool& p = pool(type, shape, stream);
+    const std::vector<float> x = random_floats(tokens * shape.cols, 2);
+    std::vector<float> y(static_cast<size_t>(tokens * shape.rows));
+    Context ctx;
+    ctx.n_threads = threads;
+    ctx.k = k;
+    size_t i = 0;
+    for (auto _ : state) {
+        matmul(ctx, {type, shape.rows, shape.cols, p.matrix(i++)}, x.data(), tokens, y.data());
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+    }
+    const auto iters = static_cast<int64_t>(state.iterations());
+    state.SetBytesProcessed(iters * static_cast<int64_t>(p.matrix_bytes));
+    state.counters["MAC/s"] = benchmark::Counter(
+        static_cast<double>(iters) * static_cast<double>(shape.rows * shape.cols * tokens),
+        benchmark::Counter::kIsRate);
+}
+
+// A read-only pass over 1 GiB with independent accumulators, split among the threads.
+void bandwidth_read(benchmark::State& state, int threads) {
+    const size_t n = kGiB / sizeof(uint64_t);
+    static std::unique_ptr<uint64_t[]> buf;
+    if (!buf) {
+        buf = std::make_unique<uint64_t[]>(n);
+        for (size_t i = 0; i < n; i++) buf[i] = i;  // touch every page
+    }
+    const uint64_t* data = buf.get();
+    for (auto _ : state) {
+        uint64_t total = 0;
+#pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static)
+        for (size_t c = 0; c < n; c += 4096) {
+            uint64_t s[8] = {};
+            for (size_t i = c; i < c + 4096; i += 8) {
+                for (int j = 0; j < 8; j++) s[j] += data[i + j];
+            }
+            for (uint64_t v : s) total += v;
+        }
+        benchmark::DoNotOptimize(total);
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kGiB));
+}
+
+// snprintf rather than std::string concatenation: GCC 12 at -O3 raises a false -Wrestrict
+// on chains of string operator+.
+std::string bench_name(const char* kind, Type type, Shape shape, int64_t tokens, Isa isa,
+                       int threads) {
+    char buf[128];
+    if (tokens > 1) {
+        std::snprintf(buf, sizeof buf, "%s/%s/%lldx%lldx%lld/%s/threads:%d", kind, type_name(type),
+                      static_cast<long long>(shape.rows), static_cast<long long>(shape.cols),
+                      static_cast<long long>(tokens), isa_name(isa), threads);
+    } else {
+        std::snprintf(buf, sizeof buf, "%s/%s/%lldx%lld/%s/threads:%d", kind, type_name(type),
+                      static_cast<long long>(shape.rows), static_cast<long long>(shape.cols),
+                      isa_name(isa), threads);
+    }
+    return buf;
+}
+
+void register_all() {
+    for (int threads : kThreads) {
+        char name[64];
+        std::snprintf(name, sizeof name, "bandwidth/read/threads:%d", threads);
+        benchmark::RegisterBenchmark(name, bandwidth_read, threads)
+            ->UseRealTime()
+            ->MinTime(0.5)
+            ->Unit(benchmark::kMillisecond);
+    }
+    struct Kind {
+        const char* name;
+        int64_t tokens;
+        bool stream;
+    };
+    const Kind kinds[] = {{"matvec", 1, true}, {"incache", 1, false}, {"matmul", 64, false}};
+    for (const Kind& kind : kinds) {
+        for (Type type : kTypes) {
+            for (Shape shape : kShapes) {
+                for (Isa isa : kIsas) {
+                    if (!kernels_for(isa)) continue;  // other architectures' paths
+                    for (int threads : kThreads) {
+                        const std::string name =
+                            bench_name(kind.name, type, shape, kind.tokens, isa, threads);
+                        benchmark::RegisterBenchmark(name.c_str(), run_matmul, isa, type, shape,
+                                                     kind.tokens, threads, kind.stream)
+                            ->UseRealTime()
+                            ->MinTime(isa == Isa::Scalar ? 0.3 : 0.2)
+                            ->Unit(benchmark::kMicrosecond);
+                    }
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::AddCustomContext("lila_cpu_features", cpu_features());
+    benchmark::AddCustomContext("lila_active_isa", isa_name(active_isa()));
+    register_all();
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
