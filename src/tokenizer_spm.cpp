@@ -61,8 +61,10 @@ class SpmTokenizer final : public Tokenizer {
         return it == pieces_.end() ? -1 : it->second;
     }
 
-    // Pieces the merge may form, by text: normal and user-defined ones, as in SentencePiece
-    // (control, unknown, byte and unused tokens are never produced from text this way).
+    // Pieces the merge may form, by text: normal and user-defined ones. Control, unknown
+    // and byte tokens never come out of a merge, as in SentencePiece. Unused pieces don't
+    // either: SentencePiece merges through them and splits them up again at the end, which
+    // can differ only for vocabularies that have some (Llama 2 and TinyLlama have none).
     std::unordered_map<std::string_view, int32_t> pieces_;
     std::array<int32_t, 256> byte_tokens_;  // <0xNN> ids; -1 where the vocab lacks one
 };
