@@ -22,7 +22,8 @@ class Tokenizer {
     // add_bos: prepend BOS (callers pass vocab().add_bos for the model's default).
     // parse_special: text of control/user-defined tokens (e.g. "<s>", "<|eot_id|>") becomes
     // those tokens; otherwise it is plain text. User-defined tokens are always recognised,
-    // as SentencePiece and llama.cpp do.
+    // as SentencePiece and llama.cpp do. Bytes that are not valid UTF-8 become one byte
+    // token each (SentencePiece would replace them by U+FFFD), so no input is lost.
     virtual std::vector<int32_t> encode(std::string_view text, bool add_bos,
                                         bool parse_special) const = 0;
     // The bytes a token stands for when printed (U+2581 -> ' ', <0xNN> -> the byte; control
