@@ -30,9 +30,10 @@ constexpr char kMagic[4] = {'G', 'G', 'U', 'F'};
 constexpr uint32_t kMaxDims = 4;
 // The smallest possible entries: counts are checked against what the rest of the file
 // could hold before anything is allocated for them.
-constexpr uint64_t kMinKvBytes = 8 + 4 + 1;  // key length, type, a u8
-constexpr uint64_t kMinTensorInfoBytes =
-    8 + 4 + 8 + 4 + 8;  // name length, n_dims, a dim, type, offset
+// A key-value pair: key length, type, a u8. A tensor info: name length, n_dims, one dim,
+// type, offset.
+constexpr uint64_t kMinKvBytes = 8 + 4 + 1;
+constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;
 
 // ggml's names for type ids, so that a file with a type lila lacks says which one.
 const char* ggml_type_name(uint32_t id) {
@@ -337,7 +338,8 @@ struct FdCloser {
 }  // namespace
 
 std::unique_ptr<GGUFFile> GGUFFile::open(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected just below.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
     FdCloser closer{fd};
     struct stat st {};

@@ -2,6 +2,7 @@
 // Corrupt files are built by hand (not by GGUFWriter) so that any one field can be wrong.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <csignal>
 #include <cstring>
@@ -476,6 +477,8 @@ TEST_F(GGUF, CorruptBytesNeverCrash) {
 TEST_F(GGUF, RejectsWhatIsNotAGGUFFile) {
     expect_error(dir_.path("missing.gguf"), "cannot open: No such file or directory");
     expect_error(dir_.path(""), "is a directory");
+    ASSERT_EQ(mkfifo(dir_.path("fifo").c_str(), 0600), 0);
+    expect_error(dir_.path("fifo"), "not a regular file");
     expect_rejected("", "empty file");
     expect_rejected("hi", "not a GGUF file (bad magic)");
     expect_rejected("GGML" + one_tensor_file().substr(4), "not a GGUF file (bad magic)");
