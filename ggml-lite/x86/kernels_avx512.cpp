@@ -73,116 +73,163 @@ void quantize_q8_0(const float* x, void* vy, int64_t n) {
 
 // ---- Quantized dot products --------------------------------------------------------------
 //
-// A step covers two blocks (the second may be absent at an odd end: then its half of every
-// vector is zero, its scale too, and it adds exactly nothing). Lanes 0-7 hold block b,
-// lanes 8-15 block b+1, each lane the sum of 4 products.
+// A step covers four blocks. Operand half A holds the first 16 elements of each block, one
+// block per 128-bit lane, half B the last 16; two vpdpbusd leave each 128-bit lane with four
+// partial sums of its block, and the scales are [d0 x4, d1 x4, d2 x4, d3 x4]. Loading whole
+// blocks this way costs a few inserts, but one 64-byte load and one word permute fetch all
+// four scales, which is what keeps Q4_0 streaming at memory speed.
 //
 // vpdpbusd multiplies unsigned by signed bytes. For Q4_0 the weights are unsigned nibbles q,
 // and sum (q - 8) x = sum q x - 8 sum x: the correction depends on the activations only.
 // For Q8_0 the activations are offset to unsigned x + 128, and sum w x = sum w (x + 128) -
-// 128 sum w: the correction depends on the weights only. Either way one vpdpbusd per pair,
-// starting from the correction.
+// 128 sum w: the correction depends on the weights only. Either way the pair's dot starts
+// from the correction and costs two vpdpbusd.
 
-// [d(b) x8, d(b+1) x8]
-__m512 scales(fp16_t d0, fp16_t d1) {
-    const __m128 d =
-        _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d0 | static_cast<uint32_t>(d1) << 16)));
-    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(d));
+constexpr int kStep = 4;  // blocks per step
+
+// The word index of each lane's scale: block b = lane / 4 starts at byte b * Stride.
+template <size_t Stride>
+struct ScaleIndex {
+    alignas(64) int16_t idx[32];
+    constexpr ScaleIndex() : idx() {
+        for (int i = 0; i < 32; i++) idx[i] = static_cast<int16_t>((i / 4 % kStep) * Stride / 2);
+    }
+};
+
+// [d0 x4, d1 x4, d2 x4, d3 x4] from four blocks of Stride bytes, each starting with its fp16
+// scale. Reads at most 4 * Stride bytes from p (64 for Q4_0, 128 for Q8_0).
+template <size_t Stride>
+__m512 scales4(const uint8_t* p) {
+    static constexpr ScaleIndex<Stride> kIndex;
+    const __m512i idx = _mm512_load_si512(kIndex.idx);
+    const __m512i lo = _mm512_loadu_si512(p);
+    __m512i h;
+    if constexpr (3 * Stride + 2 <= 64) {
+        h = _mm512_permutexvar_epi16(idx, lo);
+    } else {
+        h = _mm512_permutex2var_epi16(lo, idx, _mm512_loadu_si512(p + 64));
+    }
+    return _mm512_cvtph_ps(_mm512_castsi512_si256(h));
 }
 
-__m512i load_q8_pair(const block_q8_0* b, int count) {
-    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[0].qs));
-    const __m256i hi = count == 2 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[1].qs))
-                                  : _mm256_setzero_si256();
-    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+// 16 bytes from each of four blocks Stride bytes apart, one block per 128-bit lane.
+template <size_t Stride>
+__m512i lanes4(const uint8_t* p) {
+    const auto load = [](const uint8_t* q) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    };
+    __m512i v = _mm512_castsi128_si512(load(p));
+    v = _mm512_inserti32x4(v, load(p + Stride), 1);
+    v = _mm512_inserti32x4(v, load(p + 2 * Stride), 2);
+    return _mm512_inserti32x4(v, load(p + 3 * Stride), 3);
 }
 
-// One operand of a pair: bytes for vpdpbusd, correction (or unused), scales.
+// -sum over each 4-byte group of a * b, over both halves: the correction a pair starts from.
+__m512i neg_group_sum(__m512i a, __m512i b, __m512i factor) {
+    const __m512i s =
+        _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), factor, a), factor, b);
+    return _mm512_sub_epi32(_mm512_setzero_si512(), s);
+}
+
+// One operand of a pair for a step: both halves, the correction (or unused), the scales.
 struct Operand {
-    __m512i v;
+    __m512i a, b;
     __m512i init;
     __m512 d;
 };
 
+constexpr size_t kQ8 = sizeof(block_q8_0);
+constexpr size_t kQ4 = sizeof(block_q4_0);
+
 struct Q8Act {  // Q8_0 activations facing Q8_0 weights: offset to unsigned
-    static Operand load(const block_q8_0* b, int count) {
-        const __m512i x = load_q8_pair(b, count);
-        return {_mm512_xor_si512(x, _mm512_set1_epi8(static_cast<char>(0x80))),
-                _mm512_setzero_si512(), scales(b[0].d, count == 2 ? b[1].d : fp16_t{0})};
+    static Operand load(const uint8_t* p) {
+        const __m512i off = _mm512_set1_epi8(static_cast<char>(0x80));
+        return {_mm512_xor_si512(lanes4<kQ8>(p + 2), off),
+                _mm512_xor_si512(lanes4<kQ8>(p + 18), off), _mm512_setzero_si512(),
+                scales4<kQ8>(p)};
     }
 };
 
 struct Q8Weights {
     using Block = block_q8_0;
     using Act = Q8Act;
-    static Operand load(const block_q8_0* b, int count) {
-        const __m512i w = load_q8_pair(b, count);
-        const __m512i sum128 = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
-                                                   _mm512_set1_epi8(static_cast<char>(0x80)), w);
-        return {w, _mm512_sub_epi32(_mm512_setzero_si512(), sum128),
-                scales(b[0].d, count == 2 ? b[1].d : fp16_t{0})};
+    static Operand load(const uint8_t* p) {
+        const __m512i a = lanes4<kQ8>(p + 2), b = lanes4<kQ8>(p + 18);
+        return {a, b, neg_group_sum(a, b, _mm512_set1_epi8(static_cast<char>(0x80))),
+                scales4<kQ8>(p)};
     }
     static __m512i dot(const Operand& w, const Operand& x) {
-        return _mm512_dpbusd_epi32(w.init, x.v, w.v);
+        return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(w.init, x.a, w.a), x.b, w.b);
     }
 };
 
-struct Q4Act {  // Q8_0 activations facing Q4_0 weights: signed, with -8 sum x per lane
-    static Operand load(const block_q8_0* b, int count) {
-        const __m512i x = load_q8_pair(b, count);
-        const __m512i sum8 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(8), x);
-        return {x, _mm512_sub_epi32(_mm512_setzero_si512(), sum8),
-                scales(b[0].d, count == 2 ? b[1].d : fp16_t{0})};
+struct Q4Act {  // Q8_0 activations facing Q4_0 weights: signed, with -8 sum x per group
+    static Operand load(const uint8_t* p) {
+        const __m512i a = lanes4<kQ8>(p + 2), b = lanes4<kQ8>(p + 18);
+        return {a, b, neg_group_sum(a, b, _mm512_set1_epi8(8)), scales4<kQ8>(p)};
     }
 };
 
 struct Q4Weights {
     using Block = block_q4_0;
     using Act = Q4Act;
-    // Nibbles in element order: 128-bit lanes [b lo, b hi, b+1 lo, b+1 hi] from the bytes
-    // [q0, q0, q1, q1] shifted right by 0 or 4 per 64-bit half.
-    static Operand load(const block_q4_0* b, int count) {
-        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[0].qs));
-        const __m128i q1 = count == 2 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[1].qs))
-                                      : _mm_setzero_si128();
-        const __m512i q = _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(q0), 0xff00, q1);
-        const __m512i shift = _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0);
-        const __m512i nib = _mm512_and_si512(_mm512_srlv_epi64(q, shift), _mm512_set1_epi8(0x0f));
-        return {nib, _mm512_setzero_si512(), scales(b[0].d, count == 2 ? b[1].d : fp16_t{0})};
+    // Low nibbles are elements 0-15 of their block, high nibbles 16-31.
+    static Operand load(const uint8_t* p) {
+        const __m512i q = lanes4<kQ4>(p + 2);
+        const __m512i mask = _mm512_set1_epi8(0x0f);
+        return {_mm512_and_si512(q, mask), _mm512_and_si512(_mm512_srli_epi16(q, 4), mask),
+                _mm512_setzero_si512(), scales4<kQ4>(p)};
     }
     static __m512i dot(const Operand& w, const Operand& x) {
-        return _mm512_dpbusd_epi32(x.init, w.v, x.v);
+        return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(x.init, w.a, x.a), w.b, x.b);
     }
 };
 
-// NR weight rows × NT activation rows. Per pair: one float accumulator, fed block pair by
-// block pair in order, reduced at the end: the same sequence whatever the tile, so a tile
-// element equals vec_dot.
+// NR weight rows × NT activation rows. Per pair: one float accumulator fed step by step in
+// order and reduced at the end: the same sequence whatever the tile, so a tile element equals
+// vec_dot.
 template <class Q, int NR, int NT>
 void q_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, size_t x_stride,
              float* y, int64_t y_stride) {
-    using Block = typename Q::Block;
+    constexpr size_t wb = sizeof(typename Q::Block);
     const int64_t nb = n / QK8_0;
     __m512 acc[NR][NT];
     for (int r = 0; r < NR; r++) {
         for (int t = 0; t < NT; t++) acc[r][t] = _mm512_setzero_ps();
     }
-    for (int64_t b = 0; b < nb; b += 2) {
-        const int count = nb - b >= 2 ? 2 : 1;
+    const auto step = [&](const uint8_t* const* wp, const uint8_t* const* xp) {
         Operand xo[NT];
-        for (int t = 0; t < NT; t++) {
-            const auto* xb = reinterpret_cast<const block_q8_0*>(x + t * x_stride);
-            xo[t] = Q::Act::load(xb + b, count);
-        }
+        for (int t = 0; t < NT; t++) xo[t] = Q::Act::load(xp[t]);
         for (int r = 0; r < NR; r++) {
-            const auto* wb = reinterpret_cast<const Block*>(w + r * w_stride);
-            const Operand wo = Q::load(wb + b, count);
+            const Operand wo = Q::load(wp[r]);
             for (int t = 0; t < NT; t++) {
                 const __m512 sum = _mm512_cvtepi32_ps(Q::dot(wo, xo[t]));
                 acc[r][t] = _mm512_fmadd_ps(sum, _mm512_mul_ps(wo.d, xo[t].d), acc[r][t]);
             }
         }
+    };
+    const uint8_t* wp[NR];
+    const uint8_t* xp[NT];
+    int64_t b = 0;
+    for (; b + kStep <= nb; b += kStep) {
+        for (int r = 0; r < NR; r++) wp[r] = w + r * w_stride + b * wb;
+        for (int t = 0; t < NT; t++) xp[t] = x + t * x_stride + b * kQ8;
+        step(wp, xp);
+    }
+    if (b < nb) {
+        // The last 1-3 blocks, copied next to zero blocks (scale 0, quants 0) that add nothing.
+        alignas(64) uint8_t wtail[NR][kStep * wb] = {};
+        alignas(64) uint8_t xtail[NT][kStep * kQ8] = {};
+        const size_t k = static_cast<size_t>(nb - b);
+        for (int r = 0; r < NR; r++) {
+            __builtin_memcpy(wtail[r], w + r * w_stride + b * wb, k * wb);
+            wp[r] = wtail[r];
+        }
+        for (int t = 0; t < NT; t++) {
+            __builtin_memcpy(xtail[t], x + t * x_stride + b * kQ8, k * kQ8);
+            xp[t] = xtail[t];
+        }
+        step(wp, xp);
     }
     for (int r = 0; r < NR; r++) {
         for (int t = 0; t < NT; t++) y[t * y_stride + r] = _mm512_reduce_add_ps(acc[r][t]);
