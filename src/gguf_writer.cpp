@@ -28,8 +28,8 @@ bool is_float(GGUFType t) {
     return t == GGUFType::FLOAT32 || t == GGUFType::FLOAT64;
 }
 
-// The range of an integer type as it is held in GGUFValue; nullopt for other types.
-std::optional<std::pair<int64_t, int64_t>> int_range(GGUFType t) {
+// The range of an integer type (or BOOL) as GGUFValue holds it, in int64_t.
+std::pair<int64_t, int64_t> int_range(GGUFType t) {
     auto range = [](auto type_tag) -> std::pair<int64_t, int64_t> {
         using T = decltype(type_tag);
         return {int64_t(std::numeric_limits<T>::min()),
@@ -53,46 +53,35 @@ std::optional<std::pair<int64_t, int64_t>> int_range(GGUFType t) {
             return range(uint64_t{});
         case GGUFType::INT64:
             return range(int64_t{});
-        case GGUFType::BOOL:
-            return std::pair<int64_t, int64_t>{0, 1};
         default:
-            return std::nullopt;
+            return {0, 1};  // BOOL
     }
-}
-
-void check_int(const std::string& key, GGUFType t, int64_t v) {
-    auto [lo, hi] = *int_range(t);
-    if (v < lo || v > hi)
-        throw Error("GGUF key " + key + ": " + std::to_string(v) + " does not fit in " +
-                    gguf_type_name(t));
 }
 
 // A value must hold the variant alternative its type implies, with integers in range.
 void check_value(const std::string& key, const GGUFValue& v) {
-    auto fail = [&] {
-        throw Error("GGUF key " + key + ": the value does not match its type " +
-                    gguf_type_name(v.type));
+    auto fail = [&](const std::string& problem) {
+        throw Error("GGUF key " + key + ": " + problem);
     };
-    GGUFType t = v.is_array() ? v.elem_type : v.type;
+    const GGUFType t = v.is_array() ? v.elem_type : v.type;
+    if (uint32_t(v.type) > uint32_t(GGUFType::FLOAT64) || uint32_t(t) > uint32_t(GGUFType::FLOAT64))
+        fail("unknown value type");
+    if (t == GGUFType::ARRAY) fail("nested arrays are not supported");
+    // GGUFValue::value holds int64_t, double or std::string (indexes 0-2), or for an array a
+    // vector of one of them (indexes 3-5).
+    const size_t scalar_index = t == GGUFType::STRING ? 2 : is_float(t) ? 1 : 0;
+    if (v.value.index() != scalar_index + (v.is_array() ? 3 : 0))
+        fail(std::string("the value does not match its type ") + gguf_type_name(t));
+    if (scalar_index != 0) return;
+
+    const auto [lo, hi] = int_range(t);
+    auto check = [&](int64_t x) {
+        if (x < lo || x > hi) fail(std::to_string(x) + " does not fit in " + gguf_type_name(t));
+    };
     if (v.is_array()) {
-        if (t == GGUFType::ARRAY) throw Error("GGUF key " + key + ": nested arrays");
-        if (t == GGUFType::STRING && !std::holds_alternative<std::vector<std::string>>(v.value))
-            fail();
-        if (is_float(t) && !std::holds_alternative<std::vector<double>>(v.value)) fail();
-        if (int_range(t)) {
-            const auto* ints = std::get_if<std::vector<int64_t>>(&v.value);
-            if (!ints) fail();
-            for (int64_t x : *ints) check_int(key, t, x);
-        }
-    } else if (t == GGUFType::STRING) {
-        if (!std::holds_alternative<std::string>(v.value)) fail();
-    } else if (is_float(t)) {
-        if (!std::holds_alternative<double>(v.value)) fail();
-    } else if (int_range(t)) {
-        if (!std::holds_alternative<int64_t>(v.value)) fail();
-        check_int(key, t, std::get<int64_t>(v.value));
+        for (int64_t x : std::get<std::vector<int64_t>>(v.value)) check(x);
     } else {
-        fail();
+        check(std::get<int64_t>(v.value));
     }
 }
 

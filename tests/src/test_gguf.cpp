@@ -332,6 +332,9 @@ TEST_F(GGUF, WriterRejectsBadInput) {
     EXPECT_THROW(w.set("k", GGUFValue::array_int(GGUFType::INT8, {1, 200})), Error);
     EXPECT_THROW(w.set("k", GGUFValue::array_int(GGUFType::STRING, {1})), Error);
     EXPECT_THROW(w.set("k", GGUFValue{GGUFType::UINT32, GGUFType::UINT32, 1.0}), Error);
+    EXPECT_THROW(w.set("k", GGUFValue{GGUFType::ARRAY, GGUFType::UINT32, int64_t(1)}), Error);
+    EXPECT_THROW(w.set("k", GGUFValue{GGUFType(13), GGUFType::UINT32, int64_t(1)}), Error);
+    EXPECT_THROW(w.set("k", GGUFValue::array_int(GGUFType(13), {})), Error);
     EXPECT_THROW(w.set("general.alignment", GGUFValue::u32(48)), Error);
     EXPECT_THROW(w.set("general.alignment", GGUFValue::u32(0)), Error);
     EXPECT_THROW(w.set("general.alignment", GGUFValue::u64(64)), Error);
