@@ -87,91 +87,141 @@ void quantize_q8_0(const float* x, void* vy, int64_t n) {
 
 // ---- Quantized dot products --------------------------------------------------------------
 //
+// A step covers two blocks. Operand half A holds the first 16 elements of each block, one
+// block per 128-bit lane, half B the last 16; after the pair sums each 128-bit lane holds
+// four partial sums of its block, and the scales are [d0 x4, d1 x4].
+//
 // vpmaddubsw multiplies unsigned by signed bytes and adds pairs into saturating int16, so the
 // operands must keep every pair sum within int16. Q8_0 × Q8_0 uses |w| and sign(w)·x (pairs
-// at most 2·127·127); Q4_0 uses the unsigned nibbles q and subtracts 8·(pair sums of x), so
-// sum (q - 8) x comes out exactly.
+// at most 2·127·127, widened to int32 before the halves are added); Q4_0 uses the unsigned
+// nibbles q and subtracts 8·(pair sums of x), so sum (q - 8) x comes out exactly (at most
+// 4·15·127 per int16 before the subtraction).
 
-// One operand of a pair: bytes, what the dot needs besides them, the scale.
-struct Operand {
-    __m256i v;
-    __m256i aux;  // Q8_0 weights: |w|; Q4_0 activations: 8 * pair sums of x (int16)
-    __m256 d;
-};
+constexpr int kStep = 2;  // blocks per step
+constexpr size_t kQ8 = sizeof(block_q8_0);
+constexpr size_t kQ4 = sizeof(block_q4_0);
 
-__m256i load_qs(const block_q8_0* b) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs));
+// [d0 x4, d1 x4] from two blocks Stride bytes apart, each starting with its fp16 scale.
+template <size_t Stride>
+__m256 scales2(const uint8_t* p) {
+    const __m128i h = _mm_unpacklo_epi16(_mm_loadu_si16(p), _mm_loadu_si16(p + Stride));
+    const __m128 d = _mm_cvtph_ps(h);
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d),
+                                    _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
 }
-__m256 scale(fp16_t d) {
-    return _mm256_set1_ps(_cvtsh_ss(d));
+
+// 16 bytes from each of two blocks Stride bytes apart, one block per 128-bit lane.
+template <size_t Stride>
+__m256i lanes2(const uint8_t* p) {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + Stride));
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
 }
+
 __m256i sum_pairs(__m256i p16) {
     return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
 }
 
+// One operand of a pair for a step: both halves, what the dot needs besides, the scales.
+struct Operand {
+    __m256i a, b;
+    __m256i aux_a, aux_b;  // Q8_0 weights: |a|, |b|; Q4_0 activations: 8 * pair sums of a + b
+    __m256 d;
+};
+
 struct Q8Act {
-    static Operand load(const block_q8_0* b) {
-        return {load_qs(b), _mm256_setzero_si256(), scale(b->d)};
+    static Operand load(const uint8_t* p) {
+        const __m256i zero = _mm256_setzero_si256();
+        return {lanes2<kQ8>(p + 2), lanes2<kQ8>(p + 18), zero, zero, scales2<kQ8>(p)};
     }
 };
 
 struct Q8Weights {
     using Block = block_q8_0;
     using Act = Q8Act;
-    static Operand load(const block_q8_0* b) {
-        const __m256i w = load_qs(b);
-        return {w, _mm256_sign_epi8(w, w), scale(b->d)};
+    static Operand load(const uint8_t* p) {
+        const __m256i a = lanes2<kQ8>(p + 2), b = lanes2<kQ8>(p + 18);
+        return {a, b, _mm256_sign_epi8(a, a), _mm256_sign_epi8(b, b), scales2<kQ8>(p)};
     }
     static __m256i dot(const Operand& w, const Operand& x) {
-        return sum_pairs(_mm256_maddubs_epi16(w.aux, _mm256_sign_epi8(x.v, w.v)));
+        const __m256i pa = _mm256_maddubs_epi16(w.aux_a, _mm256_sign_epi8(x.a, w.a));
+        const __m256i pb = _mm256_maddubs_epi16(w.aux_b, _mm256_sign_epi8(x.b, w.b));
+        return _mm256_add_epi32(sum_pairs(pa), sum_pairs(pb));
     }
 };
 
 struct Q4Act {
-    static Operand load(const block_q8_0* b) {
-        const __m256i x = load_qs(b);
-        return {x, _mm256_maddubs_epi16(_mm256_set1_epi8(8), x), scale(b->d)};
+    static Operand load(const uint8_t* p) {
+        const __m256i a = lanes2<kQ8>(p + 2), b = lanes2<kQ8>(p + 18);
+        const __m256i eight = _mm256_set1_epi8(8);
+        const __m256i corr =
+            _mm256_add_epi16(_mm256_maddubs_epi16(eight, a), _mm256_maddubs_epi16(eight, b));
+        return {a, b, corr, _mm256_setzero_si256(), scales2<kQ8>(p)};
     }
 };
 
 struct Q4Weights {
     using Block = block_q4_0;
     using Act = Q4Act;
-    // Low nibbles (elements 0-15) in the low 128 bits, high nibbles (16-31) in the high.
-    static Operand load(const block_q4_0* b) {
-        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
-        const __m256i both = _mm256_set_m128i(_mm_srli_epi16(q, 4), q);
-        return {_mm256_and_si256(both, _mm256_set1_epi8(0x0f)), _mm256_setzero_si256(),
-                scale(b->d)};
+    // Low nibbles are elements 0-15 of their block, high nibbles 16-31.
+    static Operand load(const uint8_t* p) {
+        const __m256i q = lanes2<kQ4>(p + 2);
+        const __m256i mask = _mm256_set1_epi8(0x0f);
+        const __m256i zero = _mm256_setzero_si256();
+        return {_mm256_and_si256(q, mask), _mm256_and_si256(_mm256_srli_epi16(q, 4), mask), zero,
+                zero, scales2<kQ4>(p)};
     }
     static __m256i dot(const Operand& w, const Operand& x) {
-        return sum_pairs(_mm256_sub_epi16(_mm256_maddubs_epi16(w.v, x.v), x.aux));
+        const __m256i p =
+            _mm256_add_epi16(_mm256_maddubs_epi16(w.a, x.a), _mm256_maddubs_epi16(w.b, x.b));
+        return sum_pairs(_mm256_sub_epi16(p, x.aux_a));
     }
 };
 
-// NR weight rows × NT activation rows. Per pair: one float accumulator fed block by block in
+// NR weight rows × NT activation rows. Per pair: one float accumulator fed step by step in
 // order and reduced at the end: the same sequence whatever the tile, so a tile element equals
 // vec_dot.
 template <class Q, int NR, int NT>
 void q_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, size_t x_stride,
              float* y, int64_t y_stride) {
-    using Block = typename Q::Block;
+    constexpr size_t wb = sizeof(typename Q::Block);
+    const int64_t nb = n / QK8_0;
     __m256 acc[NR][NT];
     for (int r = 0; r < NR; r++) {
         for (int t = 0; t < NT; t++) acc[r][t] = _mm256_setzero_ps();
     }
-    for (int64_t b = 0; b < n / QK8_0; b++) {
+    const auto step = [&](const uint8_t* const* wp, const uint8_t* const* xp) {
         Operand xo[NT];
-        for (int t = 0; t < NT; t++) {
-            xo[t] = Q::Act::load(reinterpret_cast<const block_q8_0*>(x + t * x_stride) + b);
-        }
+        for (int t = 0; t < NT; t++) xo[t] = Q::Act::load(xp[t]);
         for (int r = 0; r < NR; r++) {
-            const Operand wo = Q::load(reinterpret_cast<const Block*>(w + r * w_stride) + b);
+            const Operand wo = Q::load(wp[r]);
             for (int t = 0; t < NT; t++) {
                 const __m256 sum = _mm256_cvtepi32_ps(Q::dot(wo, xo[t]));
                 acc[r][t] = _mm256_fmadd_ps(sum, _mm256_mul_ps(wo.d, xo[t].d), acc[r][t]);
             }
         }
+    };
+    const uint8_t* wp[NR];
+    const uint8_t* xp[NT];
+    int64_t b = 0;
+    for (; b + kStep <= nb; b += kStep) {
+        for (int r = 0; r < NR; r++) wp[r] = w + r * w_stride + b * wb;
+        for (int t = 0; t < NT; t++) xp[t] = x + t * x_stride + b * kQ8;
+        step(wp, xp);
+    }
+    if (b < nb) {
+        // The odd last block, next to a zero block (scale 0, quants 0) that adds nothing.
+        alignas(32) uint8_t wtail[NR][kStep * wb] = {};
+        alignas(32) uint8_t xtail[NT][kStep * kQ8] = {};
+        for (int r = 0; r < NR; r++) {
+            __builtin_memcpy(wtail[r], w + r * w_stride + b * wb, wb);
+            wp[r] = wtail[r];
+        }
+        for (int t = 0; t < NT; t++) {
+            __builtin_memcpy(xtail[t], x + t * x_stride + b * kQ8, kQ8);
+            xp[t] = xtail[t];
+        }
+        step(wp, xp);
     }
     for (int r = 0; r < NR; r++) {
         for (int t = 0; t < NT; t++) {
