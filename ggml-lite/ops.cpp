@@ -29,17 +29,14 @@ void matmul(Context& ctx, const Matrix& W, const float* x, int64_t n_tokens, flo
     // Float activations are used in place; quantized ones are converted once per call into
     // scratch, which only ever grows, so steady-state decode allocates nothing.
     const bool convert = act != Type::F32;
-    const uint8_t* xa = reinterpret_cast<const uint8_t*>(x);
-    auto* from_float = k.types[type_index(act)].from_float;
-    if (convert) {
-        const size_t need = x_row * static_cast<size_t>(n_tokens);
-        if (ctx.scratch.size() < need) ctx.scratch.resize(need);
-        xa = ctx.scratch.data();
-    }
+    const size_t need = convert ? x_row * static_cast<size_t>(n_tokens) : 0;
+    if (ctx.scratch.size() < need) ctx.scratch.resize(need);
     uint8_t* xq = ctx.scratch.data();
+    const uint8_t* xa = convert ? xq : reinterpret_cast<const uint8_t*>(x);
+    const auto from_float = k.types[type_index(act)].from_float;
 
     const int64_t row_tiles = (W.rows + kTileRows - 1) / kTileRows;
-#pragma omp parallel num_threads(ctx.n_threads)
+#pragma omp parallel num_threads(std::max(1, ctx.n_threads))
     {
         if (convert) {
 #pragma omp for schedule(static)
