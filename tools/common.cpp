@@ -79,7 +79,7 @@ void add_sampling_args(CLI::App* cmd, SamplingArgs& a) {
     cmd->add_option("--top-p", p.top_p, "top-p sampling (1: off)")->check(CLI::Range(0.0f, 1.0f));
     cmd->add_option("--min-p", p.min_p, "min-p sampling (0: off)")->check(CLI::Range(0.0f, 1.0f));
     cmd->add_option("--repeat-penalty", p.repeat_penalty, "repetition penalty (1: off)")
-        ->check(CLI::Range(0.0f, 10.0f));
+        ->check(CLI::Range(0.01f, 10.0f));
     cmd->add_option("--repeat-last-n", p.repeat_last_n, "tokens the penalty looks back")
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("-s,--seed", a.seed, "random seed (-1: random)");
