@@ -1,4 +1,4 @@
-// AVX2 kernels (+FMA, F16C): one quantized block per 256-bit vector, integer dot products with
+// AVX2 kernels (+FMA, F16C): two quantized blocks per step, integer dot products with
 // vpmaddubsw/vpmaddwd, float kernels from simd_float.h.
 //
 // Compiled with -mavx2 -mfma -mf16c: everything stays in the anonymous namespace and only

@@ -1,5 +1,5 @@
-// AVX-512 kernels (F, BW, VL, DQ and VNNI): two quantized blocks per 512-bit vector, integer
-// dot products with vpdpbusd, float kernels from simd_float.h.
+// AVX-512 kernels (F, BW, VL, DQ and VNNI): four quantized blocks per step, integer dot
+// products with vpdpbusd, float kernels from simd_float.h.
 //
 // Compiled with -mavx512*: everything stays in the anonymous namespace and only intrinsics and
 // xsimd templates instantiated for avx512bw are used, so no code compiled with these flags can
