@@ -39,9 +39,9 @@ const char* gguf_type_name(GGUFType t);
 // Bytes of one value of a fixed-size type in the file; 0 for STRING and ARRAY.
 size_t gguf_type_size(GGUFType t);
 
-// A metadata value. Integers of every width are held as int64_t/uint64_t in `ints`
-// (as int64_t; u64 values above INT64_MAX are rejected as corrupt), floats as double,
-// bools as 0/1 ints. `type` is the type in the file; arrays have type ARRAY and elem_type.
+// A metadata value. Integers of every width are held as int64_t (u64 values above INT64_MAX
+// are rejected as corrupt), floats as double, bools as 0/1 ints; arrays as vectors of these
+// or of strings. `type` is the type in the file; arrays have type ARRAY and elem_type.
 struct GGUFValue {
     GGUFType type = GGUFType::UINT32;
     GGUFType elem_type = GGUFType::UINT32;  // arrays only
