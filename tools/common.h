@@ -48,6 +48,7 @@ void require_utf8(std::string_view text, const std::string& what);
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
 // Every subcommand registers itself on the app.
+void register_chat(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_info(CLI::App& app);

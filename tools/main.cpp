@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
     CLI::App app{"lila: quantized Llama-family inference on the CPU"};
     app.require_subcommand(1);
     app.option_defaults()->always_capture_default();
+    lila::tools::register_chat(app);
     lila::tools::register_convert(app);
     lila::tools::register_generate(app);
     lila::tools::register_info(app);
