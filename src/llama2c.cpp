@@ -7,7 +7,6 @@
 #include "error.h"
 #include "llama2c_tokenizer.h"
 #include "mapped_file.h"
-#include "quantize.h"
 #include "vocab.h"
 
 namespace lila {
@@ -100,35 +99,27 @@ void convert_llama2c(const std::string& checkpoint, const std::string& tokenizer
     const int64_t dim = c.dim, hidden = c.hidden_dim, head = c.dim / c.n_heads;
     const int64_t kv_dim = head * c.n_kv_heads;
 
+    HParams hp;
+    hp.n_vocab = c.vocab_size;
+    hp.n_embd = dim;
+    hp.n_layer = c.n_layers;
+    hp.n_head = c.n_heads;
+    hp.n_head_kv = c.n_kv_heads;
+    hp.n_ff = hidden;
+    hp.n_ctx_train = c.seq_len;
+    hp.head_dim = hp.rope_dim = head;  // run.c: eps 1e-5, theta 10000 (HParams' defaults)
+
     GGUFWriter gw;
     const std::string name = opts.name.empty()
                                  ? std::filesystem::path(checkpoint).stem().string()
                                  : opts.name;
-    gw.set("general.architecture", GGUFValue::string("llama"));
-    gw.set("general.name", GGUFValue::string(name));
-    gw.set("general.file_type", GGUFValue::u32(gguf_file_type(opts.type)));
-    gw.set("general.quantization_version", GGUFValue::u32(2));
-    gw.set("llama.vocab_size", GGUFValue::u32(c.vocab_size));
-    gw.set("llama.context_length", GGUFValue::u32(c.seq_len));
-    gw.set("llama.embedding_length", GGUFValue::u32(c.dim));
-    gw.set("llama.block_count", GGUFValue::u32(c.n_layers));
-    gw.set("llama.feed_forward_length", GGUFValue::u32(c.hidden_dim));
-    gw.set("llama.attention.head_count", GGUFValue::u32(c.n_heads));
-    gw.set("llama.attention.head_count_kv", GGUFValue::u32(c.n_kv_heads));
-    gw.set("llama.attention.layer_norm_rms_epsilon", GGUFValue::f32(1e-5f));
-    gw.set("llama.rope.dimension_count", GGUFValue::u32(head));
-    gw.set("llama.rope.freq_base", GGUFValue::f32(10000.0f));
+    set_llama_metadata(gw, hp, name, opts.type);
     vocab.to_gguf(gw);
 
-    // Each tensor is converted only when the writer asks for it; `file` keeps the mapping alive.
+    // The checkpoint stays mapped (`file` is shared) until the writer has asked for every
+    // tensor; each is quantized straight from the mapping.
     auto add = [&](const std::string& tname, const float* src, int64_t rows, int64_t cols) {
-        const std::vector<int64_t> shape =
-            rows == 1 ? std::vector<int64_t>{cols} : std::vector<int64_t>{cols, rows};
-        const Type type = storage_type(opts.type, shape);
-        const int n_threads = opts.n_threads;
-        gw.add_tensor(tname, type, shape, [file, src, type, rows, cols, n_threads](auto& bytes) {
-            quantize_rows(src, type, rows, cols, n_threads, bytes);
-        });
+        add_float_tensor(gw, tname, rows, cols, opts, [file, src](auto&) { return src; });
     };
 
     add("token_embd.weight", w.embed, c.vocab_size, dim);

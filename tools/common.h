@@ -49,6 +49,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0);
 
 // Every subcommand registers itself on the app.
 void register_chat(CLI::App& app);
+void register_bench(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_info(CLI::App& app);

@@ -12,13 +12,14 @@
 #include "src/error.h"
 #include "src/gguf.h"
 #include "src/llama2c.h"
+#include "src/random_model.h"
 
 namespace lila::tools {
 
 namespace {
 
 struct ConvertArgs {
-    std::string input, output, tokenizer, type = "f16", name;
+    std::string input, output, tokenizer, type = "f16", name, random;
     int threads = 0;
 };
 
@@ -44,7 +45,7 @@ void summarise(const std::string& in, const std::string& out, double seconds) {
     size_t bytes = 0;
     int64_t elements = 0;
     for (const GGUFTensorInfo& t : model->tensors()) bytes += t.nbytes, elements += t.n_elements();
-    const auto in_size = fs::is_regular_file(in) ? fs::file_size(in) : 0;
+    const auto in_size = !in.empty() && fs::is_regular_file(in) ? fs::file_size(in) : 0;
     std::fprintf(stderr, "wrote %s: %.2f MB (input %.2f MB), %.2f bits per weight, %.1f s\n",
                  out.c_str(), model->file_size() / 1e6, in_size / 1e6,
                  elements ? 8.0 * bytes / elements : 0.0, seconds);
@@ -58,8 +59,13 @@ void run(const ConvertArgs& a) {
     opts.n_threads = a.threads > 0 ? a.threads : physical_cores();
     opts.name = a.name;
 
+    if (a.input.empty() == a.random.empty()) {
+        throw Error("convert: give an input (checkpoint or GGUF) or --random PRESET");
+    }
     const auto t0 = std::chrono::steady_clock::now();
-    if (std::filesystem::is_directory(a.input)) {
+    if (!a.random.empty()) {
+        write_random_model(a.random, a.output, opts, 1, progress_printer());
+    } else if (std::filesystem::is_directory(a.input)) {
         throw Error(a.input + ": converting Hugging Face checkpoint directories is not implemented yet");
     } else if (has_gguf_magic(a.input)) {
         requantize_gguf(a.input, a.output, opts, progress_printer());
@@ -77,7 +83,12 @@ void run(const ConvertArgs& a) {
 void register_convert(CLI::App& app) {
     auto a = std::make_shared<ConvertArgs>();
     CLI::App* cmd = app.add_subcommand("convert", "convert a llama2.c checkpoint or GGUF model");
-    cmd->add_option("input", a->input, "llama2.c checkpoint (.bin) or GGUF file")->required();
+    auto* in = cmd->add_option("input", a->input, "llama2.c checkpoint (.bin) or GGUF file");
+    std::string presets;
+    for (const ModelPreset& p : model_presets()) presets += std::string(" ") + p.name;
+    auto* rnd = cmd->add_option("--random", a->random,
+                                "write random weights at a preset's shapes instead:" + presets);
+    in->excludes(rnd);
     cmd->add_option("-o,--output", a->output, "output GGUF file")->required();
     cmd->add_option("--type", a->type, "weight type: f32, f16, bf16, q8_0, q4_0");
     cmd->add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer.bin (llama2.c input)");

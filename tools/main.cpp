@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.option_defaults()->always_capture_default();
     lila::tools::register_chat(app);
+    lila::tools::register_bench(app);
     lila::tools::register_convert(app);
     lila::tools::register_generate(app);
     lila::tools::register_info(app);

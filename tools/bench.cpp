@@ -1,0 +1,193 @@
+// lila bench: prompt processing and token generation speed, like llama-bench, with the
+// machine's memory bandwidth measured in the same run as the yardstick for decode.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "common.h"
+#include "ggml-lite/bandwidth.h"
+#include "src/error.h"
+
+namespace lila::tools {
+
+namespace {
+
+struct BenchArgs {
+    ModelArgs model;
+    std::vector<int64_t> n_prompt{128}, n_gen{32}, depth{0};
+    std::vector<int> threads;
+    int reps = 5;
+    std::string output = "md";
+};
+
+struct Row {
+    std::string test;  // "pp128", "tg32", "tg32@d2048"
+    int threads;
+    double avg_ts, stddev_ts;
+    double bandwidth_gbs = 0, roofline_frac = 0;  // tg only
+};
+
+// Bytes a decode step reads: every tensor, except that only one row of the embedding
+// table is looked up (unless it doubles as the LM head).
+size_t bytes_per_token(const Model& m) {
+    size_t total = 0;
+    for (const GGUFTensorInfo& t : m.file().tensors()) {
+        const bool embd_only = t.name == "token_embd.weight" && m.output.data != m.tok_embd.data;
+        total += embd_only ? ggml_lite::row_size(t.type, t.shape[0]) : t.nbytes;
+    }
+    return total;
+}
+
+std::vector<int32_t> random_tokens(int64_t n, int32_t n_vocab, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<int32_t> ids(n);
+    for (auto& id : ids) id = static_cast<int32_t>(rng() % n_vocab);
+    return ids;
+}
+
+// Runs `once` after a warm-up `reps` times; tokens/s mean and standard deviation.
+template <typename F>
+std::pair<double, double> measure(int reps, int64_t n_tokens, F once) {
+    once();
+    std::vector<double> ts;
+    for (int r = 0; r < reps; r++) {
+        const auto t0 = std::chrono::steady_clock::now();
+        once();
+        ts.push_back(n_tokens / seconds_since(t0));
+    }
+    double mean = 0, var = 0;
+    for (double v : ts) mean += v / ts.size();
+    for (double v : ts) var += (v - mean) * (v - mean) / std::max<size_t>(1, ts.size() - 1);
+    return {mean, std::sqrt(var)};
+}
+
+void print_rows(const BenchArgs& a, const Model& m, const std::vector<Row>& rows,
+                const std::vector<std::pair<int, double>>& bw) {
+    const std::string type = m.type_summary();
+    const double size_mb = m.weight_bytes() / 1e6;
+    if (a.output == "json") {
+        nlohmann::json out = nlohmann::json::array();
+        for (const Row& r : rows) {
+            nlohmann::json o = {{"model", m.name()}, {"type", type}, {"size_mb", size_mb},
+                                {"n_threads", r.threads}, {"test", r.test},
+                                {"avg_ts", r.avg_ts}, {"stddev_ts", r.stddev_ts}};
+            if (r.test.rfind("tg", 0) == 0) {
+                o["bandwidth_gbs"] = r.bandwidth_gbs;
+                o["roofline_frac"] = r.roofline_frac;
+            }
+            out.push_back(o);
+        }
+        std::printf("%s\n", out.dump(2).c_str());
+        return;
+    }
+    if (a.output == "csv") {
+        std::printf("model,type,size_mb,n_threads,test,avg_ts,stddev_ts,bandwidth_gbs,roofline_frac\n");
+        for (const Row& r : rows) {
+            std::printf("\"%s\",%s,%.2f,%d,%s,%.3f,%.3f,%.3f,%.4f\n", m.name().c_str(),
+                        type.c_str(), size_mb, r.threads, r.test.c_str(), r.avg_ts, r.stddev_ts,
+                        r.bandwidth_gbs, r.roofline_frac);
+        }
+        return;
+    }
+    for (const auto& [threads, gbs] : bw) {
+        std::printf("memory read bandwidth, %d thread%s: %.1f GB/s\n", threads,
+                    threads > 1 ? "s" : "", gbs);
+    }
+    std::printf("\n| model | type | size | threads | test | t/s | GB/s | roofline |\n");
+    std::printf("|---|---|---:|---:|---|---:|---:|---:|\n");
+    for (const Row& r : rows) {
+        const bool tg = r.test.rfind("tg", 0) == 0;
+        char gbs[32] = "", roof[32] = "";
+        if (tg) {
+            std::snprintf(gbs, sizeof gbs, "%.1f", r.bandwidth_gbs);
+            std::snprintf(roof, sizeof roof, "%.0f%%", 100 * r.roofline_frac);
+        }
+        std::printf("| %s | %s | %.1f MB | %d | %s | %.2f ± %.2f | %s | %s |\n", m.name().c_str(),
+                    type.c_str(), size_mb, r.threads, r.test.c_str(), r.avg_ts, r.stddev_ts, gbs,
+                    roof);
+    }
+}
+
+void run(const BenchArgs& a) {
+    auto model = load_model(a.model);
+    const int32_t n_vocab = static_cast<int32_t>(model->hp.n_vocab);
+    const double tok_bytes = static_cast<double>(bytes_per_token(*model));
+    const std::vector<int> threads =
+        a.threads.empty() ? std::vector<int>{physical_cores()} : a.threads;
+
+    int64_t need_ctx = 1;
+    for (int64_t p : a.n_prompt) need_ctx = std::max(need_ctx, p);
+    for (int64_t g : a.n_gen) {
+        for (int64_t d : a.depth) need_ctx = std::max(need_ctx, d + g);
+    }
+
+    std::vector<Row> rows;
+    std::vector<std::pair<int, double>> bw;
+    for (int t : threads) {
+        const double bandwidth = ggml_lite::measure_read_bandwidth(t);
+        bw.push_back({t, bandwidth / 1e9});
+        SessionParams sp = a.model.session_params();
+        sp.n_threads = t;
+        sp.n_ctx = std::max(need_ctx, a.model.ctx);
+        Session s(*model, sp);
+
+        for (int64_t n : a.n_prompt) {
+            if (n <= 0) continue;
+            const auto ids = random_tokens(n, n_vocab, 42);
+            const auto [avg, sd] = measure(a.reps, n, [&] {
+                s.truncate(0);
+                s.eval(ids);
+            });
+            rows.push_back({"pp" + std::to_string(n), t, avg, sd});
+            std::fprintf(stderr, "pp%lld, %d threads: %.2f t/s\n", (long long)n, t, avg);
+        }
+        for (int64_t d : a.depth) {
+            const auto context = random_tokens(std::max<int64_t>(d, 1), n_vocab, 7);
+            for (int64_t n : a.n_gen) {
+                if (n <= 0) continue;
+                const auto ids = random_tokens(n, n_vocab, 43);
+                if (d > 0) {
+                    s.truncate(0);
+                    s.eval(context);
+                }
+                const auto [avg, sd] = measure(a.reps, n, [&] {
+                    s.truncate(d);
+                    for (int32_t id : ids) s.eval({&id, 1});
+                });
+                Row r{"tg" + std::to_string(n) + (d ? "@d" + std::to_string(d) : ""), t, avg, sd};
+                r.bandwidth_gbs = avg * tok_bytes / 1e9;
+                r.roofline_frac = avg * tok_bytes / bandwidth;
+                rows.push_back(r);
+                std::fprintf(stderr, "%s, %d threads: %.2f t/s\n", r.test.c_str(), t, avg);
+            }
+        }
+    }
+    print_rows(a, *model, rows, bw);
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+    auto a = std::make_shared<BenchArgs>();
+    CLI::App* cmd = app.add_subcommand("bench", "measure prompt and generation speed");
+    cmd->add_option("-m,--model", a->model.model, "model file (GGUF)")->required();
+    cmd->add_option("-p,--n-prompt", a->n_prompt, "prompt lengths")->delimiter(',');
+    cmd->add_option("-n,--n-gen", a->n_gen, "generation lengths")->delimiter(',');
+    cmd->add_option("-d,--depth", a->depth, "tokens already in the context before tg")
+        ->delimiter(',');
+    cmd->add_option("-t,--threads", a->threads, "thread counts")->delimiter(',')
+        ->check(CLI::Range(1, 1024));
+    cmd->add_option("-r,--repetitions", a->reps, "repetitions after a warm-up")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("-o,--output", a->output, "md, json or csv")
+        ->check(CLI::IsMember({"md", "json", "csv"}));
+    cmd->add_option("--cache-type", a->model.cache_type, "KV cache type")
+        ->check(CLI::IsMember({"f16", "f32"}));
+    cmd->add_flag("-v,--verbose", a->model.verbose, "print CPU features and kernel paths");
+    cmd->callback([a] { run(*a); });
+}
+
+}  // namespace lila::tools
