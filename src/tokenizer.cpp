@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "error.h"
+#include "tokenizer_bpe.h"
 #include "tokenizer_spm.h"
 #include "utf8.h"
 
@@ -61,7 +62,8 @@ void drop_prefix_space(const Tokenizer& tok, int32_t id, bool& at_fragment_start
 
 std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
     if (vocab.model == "llama") return make_spm_tokenizer(std::move(vocab));
-    throw Error("tokenizer model '" + vocab.model + "' is not supported");
+    if (vocab.model == "gpt2") return make_bpe_tokenizer(std::move(vocab));
+    throw Error("tokenizer model '" + vocab.model + "' is not supported (supported: llama, gpt2)");
 }
 
 Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {

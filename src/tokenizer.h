@@ -14,8 +14,9 @@ namespace lila {
 
 class Tokenizer {
   public:
-    // SentencePiece-style BPE for model "llama"; Error for a model lila does not support or
-    // a vocabulary that is inconsistent (sizes, special ids, NaN scores).
+    // SentencePiece-style BPE for model "llama", byte-level BPE for "gpt2"; Error for a model
+    // lila does not support or a vocabulary that is inconsistent (sizes, special ids, NaN
+    // scores, an unknown pre-tokenizer).
     static std::unique_ptr<Tokenizer> create(Vocab vocab);
     virtual ~Tokenizer() = default;
 
