@@ -74,6 +74,11 @@ void q_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, siz
         for (int t = 0; t < NT; t++) acc[r][t] = vdupq_n_f32(0.0f);
     }
     for (int64_t b = 0; b < n / QK8_0; b++) {
+        // Rows are short streams, too short for the hardware prefetchers to ramp up on; fetch
+        // the same place in the next NR rows, the ones matmul hands over next.
+        for (int r = 0; r < NR; r++) {
+            __builtin_prefetch(w + (r + NR) * w_stride + b * sizeof(Block));
+        }
         Operand xo[NT];
         for (int t = 0; t < NT; t++) {
             xo[t] = Q8Weights::load(reinterpret_cast<const block_q8_0*>(x + t * x_stride) + b);
