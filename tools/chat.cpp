@@ -85,7 +85,6 @@ public:
         el_set(el_, EL_EDITOR, "emacs");
         el_set(el_, EL_HIST, history, hist_);
         el_set(el_, EL_CLIENTDATA, this);
-        // '\1' brackets the colour codes, so libedit knows they take no room on screen.
         el_set(el_, EL_PROMPT_ESC, &LineReader::prompt_of, '\1');
         el_source(el_, nullptr);  // the user's ~/.editrc key bindings
     }
@@ -119,9 +118,12 @@ private:
     }
 
     Status read_edited(const std::string& prompt, std::string& line) {
-        prompt_ = style_.prompt.empty()
-                      ? prompt
-                      : "\1" + style_.prompt + "\1" + prompt + "\1" + style_.reset + "\1";
+        // '\1' brackets the colour codes, which take no room on screen. With nothing visible
+        // after the reset, libedit leaves the colour on for what the user types, so the
+        // colour covers the prompt's first character only.
+        prompt_ = style_.prompt.empty() ? prompt
+                                        : "\1" + style_.prompt + "\1" + prompt.substr(0, 1) + "\1" +
+                                              style_.reset + "\1" + prompt.substr(1);
         int count = 0;
         const char* text = el_gets(el_, &count);
         if (text && count > 0) {
@@ -129,7 +131,10 @@ private:
             if (line.ends_with('\n')) line.pop_back();
             return Status::Line;
         }
-        if (!g_interrupt) return Status::End;  // Ctrl-D, or stdin closed
+        if (!g_interrupt) {  // Ctrl-D, or stdin closed: leave the shell a fresh line
+            write_out("\n");
+            return Status::End;
+        }
         g_interrupt = false;
         const LineInfo* li = el_line(el_);
         const bool had_text = li->lastchar > li->buffer;
@@ -250,8 +255,9 @@ bool cmd_stats(App& app, const std::string&) {
     const Chat& c = app.chat;
     const ReplyStats& r = c.last_reply();
     char line[256];
-    std::snprintf(line, sizeof line, "context: %lld of %lld tokens, %zu messages\n",
-                  (long long)c.n_cached(), (long long)c.n_ctx(), c.messages().size());
+    const size_t n = c.messages().size();
+    std::snprintf(line, sizeof line, "context: %lld of %lld tokens, %zu message%s\n",
+                  (long long)c.n_cached(), (long long)c.n_ctx(), n, n == 1 ? "" : "s");
     write_out(line);
     if (r.n_prefilled + r.n_generated == 0) return true;
     std::snprintf(line, sizeof line,
@@ -353,9 +359,11 @@ void run(const ChatArgs& a) {
 
     const bool terminal = isatty(STDIN_FILENO);
     if (terminal) use_utf8_locale();
-    std::fprintf(stderr, "%s (%s) | context %lld | %d threads | template %s | /help for commands\n",
+    const int threads = session.n_threads();
+    std::fprintf(stderr,
+                 "%s (%s) | context %lld | %d thread%s | template %s | /help for commands\n",
                  model->name().c_str(), model->type_summary().c_str(), (long long)session.n_ctx(),
-                 session.n_threads(), tmpl.name);
+                 threads, threads == 1 ? "" : "s", tmpl.name);
 
     install_sigint_handler();
     LineReader in(terminal, out);
