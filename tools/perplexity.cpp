@@ -74,6 +74,9 @@ void run(const PerplexityArgs& a) {
     cb.on_chunk = [&](int64_t c, int64_t n, const PerplexityResult& r) {
         std::printf("[%lld]%.4f,", (long long)c + 1, r.ppl);
         std::fflush(stdout);
+        // A log (not a terminal) gets a line per 5% rather than one per chunk.
+        const bool report = tty || c + 1 == n || (c + 1) % std::max<int64_t>(1, n / 20) == 0;
+        if (!report) return;
         const double s = seconds_since(t0), rate = (c + 1) * p.n_ctx / s;
         std::fprintf(stderr, "%schunk %lld/%lld, %.0f tokens/s, ETA %.0f s%s", tty ? "\r" : "",
                      (long long)c + 1, (long long)n, rate, (n - c - 1) * p.n_ctx / rate,
