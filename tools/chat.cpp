@@ -72,7 +72,8 @@ void write_out(std::string_view s) {
 // Input lines: libedit (editing, history) on a terminal, plain reads of fd 0 otherwise.
 class LineReader {
 public:
-    enum class Status { Line, Cancel, End };  // Cancel: Ctrl-C with text on the line
+    // Interrupt: Ctrl-C, with `line` set to what was on the line (dropped, not sent).
+    enum class Status { Line, Interrupt, End };
 
     LineReader(bool terminal, const Style& style) : style_(style) {
         if (!terminal) return;
@@ -137,9 +138,9 @@ private:
         }
         g_interrupt = false;
         const LineInfo* li = el_line(el_);
-        const bool had_text = li->lastchar > li->buffer;
+        line.assign(li->buffer, li->lastchar);
         write_out("\n");
-        return had_text ? Status::Cancel : Status::End;
+        return Status::Interrupt;
     }
 
     Status read_plain(std::string& line) {
@@ -151,7 +152,11 @@ private:
                 if (line.ends_with('\r')) line.pop_back();
                 return Status::Line;
             }
-            if (at_eof_ || g_interrupt) return Status::End;
+            if (g_interrupt) {
+                line.clear();
+                return Status::Interrupt;
+            }
+            if (at_eof_) return Status::End;
             char buf[4096];
             const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
             if (n > 0) pending_.append(buf, n);
@@ -168,14 +173,16 @@ private:
 };
 
 // One message: a line ending in a backslash continues on the next, and so do lines pasted
-// together. nullopt at the end of input (or Ctrl-C at an empty prompt); "" when cancelled.
+// together. nullopt at the end of input or for Ctrl-C at an empty prompt; "" when Ctrl-C
+// drops what was typed.
 std::optional<std::string> read_message(LineReader& in) {
     std::string msg, line;
     for (;;) {
         switch (in.read(msg.empty() ? "> " : ". ", line)) {
             case LineReader::Status::End:
                 return msg.empty() ? std::nullopt : std::optional(msg);
-            case LineReader::Status::Cancel:
+            case LineReader::Status::Interrupt:
+                if (msg.empty() && line.empty()) return std::nullopt;
                 return std::string();
             case LineReader::Status::Line:
                 break;

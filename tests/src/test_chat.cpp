@@ -168,6 +168,21 @@ TEST(Chat, FullContextDropsTheOldestTurnsButKeepsTheSystemPrompt) {
     EXPECT_EQ(m[m.size() - 2].content, "Tell me a story about a dog and a cat 5");
 }
 
+TEST(Chat, ReplyStopsAtAFullContextAndTheNextTurnMakesRoom) {
+    Fixture f(64, -1);  // no reply limit: the story runs until the context is full
+    const ReplyStats st = f.say("Tom");
+    EXPECT_EQ(st.stop, StopReason::ContextFull);
+    EXPECT_EQ(f.chat.n_cached(), 64);
+    const ReplyStats next = f.say("Go on");
+    EXPECT_EQ(next.n_dropped, 2);
+    ASSERT_EQ(f.chat.messages().size(), 2u);
+    EXPECT_EQ(f.chat.messages()[0].content, "Go on");
+    // The cache is rebuilt: only the start ("<s>User: ") is shared with the dropped turn.
+    const auto prompt = f.chat.tokenize({f.chat.messages().data(), 1}, true);
+    EXPECT_LT(next.n_reused, 8);
+    EXPECT_EQ(next.n_reused + next.n_prefilled, static_cast<int64_t>(prompt.size()));
+}
+
 TEST(Chat, MessageTooLongIsRefusedAndChangesNothing) {
     Fixture f(128, 16);
     f.say("Once upon a time");

@@ -266,6 +266,12 @@ TEST(ChatCli, RealTerminalCtrlDAndNoColor) {
     tmux.keys("'Once upon \\' Enter 'a time' Enter");  // continued on a second line
     s = tmux.wait_for("(reply cut at 8 tokens");
     EXPECT_TRUE(has(s, ". a time")) << s;
+    // Ctrl-C at an empty continuation line drops the whole message, and the chat goes on.
+    tmux.keys("'dropped \\' Enter");
+    tmux.wait_for("dropped \\\n.");
+    tmux.keys("C-c");
+    s = tmux.wait_until([](const std::string& s) { return s.ends_with("dropped \\\n.\n>"); });
+    EXPECT_TRUE(s.ends_with("dropped \\\n.\n>")) << s;
     tmux.keys("C-d");
     s = tmux.wait_for("EXIT=");
     EXPECT_TRUE(has(s, "EXIT=0")) << s;
