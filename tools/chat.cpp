@@ -200,10 +200,14 @@ void print_note(const Style& err, const std::string& text) {
     std::fprintf(stderr, "%s%s%s\n", err.note.c_str(), text.c_str(), err.reset.c_str());
 }
 
+// "1 message", "2 messages".
+std::string count(size_t n, const std::string& noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 // What the commands work on.
 struct App {
     Chat& chat;
-    const Style& out;
     const Style& err;
 
     void note(const std::string& text) const { print_note(err, text); }
@@ -247,14 +251,14 @@ bool cmd_undo(App& app, const std::string&) {
 bool cmd_save(App& app, const std::string& arg) {
     if (arg.empty()) throw Error("/save needs a file name");
     app.chat.save(arg);
-    app.note("saved " + std::to_string(app.chat.messages().size()) + " messages to " + arg);
+    app.note("saved " + count(app.chat.messages().size(), "message") + " to " + arg);
     return true;
 }
 
 bool cmd_load(App& app, const std::string& arg) {
     if (arg.empty()) throw Error("/load needs a file name");
     app.chat.load(arg);
-    app.note("loaded " + std::to_string(app.chat.messages().size()) + " messages from " + arg);
+    app.note("loaded " + count(app.chat.messages().size(), "message") + " from " + arg);
     return true;
 }
 
@@ -262,9 +266,8 @@ bool cmd_stats(App& app, const std::string&) {
     const Chat& c = app.chat;
     const ReplyStats& r = c.last_reply();
     char line[256];
-    const size_t n = c.messages().size();
-    std::snprintf(line, sizeof line, "context: %lld of %lld tokens, %zu message%s\n",
-                  (long long)c.n_cached(), (long long)c.n_ctx(), n, n == 1 ? "" : "s");
+    std::snprintf(line, sizeof line, "context: %lld of %lld tokens, %s\n", (long long)c.n_cached(),
+                  (long long)c.n_ctx(), count(c.messages().size(), "message").c_str());
     write_out(line);
     if (r.n_prefilled + r.n_generated == 0) return true;
     std::snprintf(line, sizeof line,
@@ -360,17 +363,15 @@ void run(const ChatArgs& a) {
         std::fprintf(stderr, "seed: %llu\n", (unsigned long long)params.sampling.seed);
     params.on_notice = [&err](const std::string& s) { print_note(err, s); };
     Chat chat(session, tmpl, params);
-    App app{chat, out, err};
+    App app{chat, err};
     if (!template_note.empty()) app.note(template_note);
     chat.set_system(a.system);
 
     const bool terminal = isatty(STDIN_FILENO);
     if (terminal) use_utf8_locale();
-    const int threads = session.n_threads();
-    std::fprintf(stderr,
-                 "%s (%s) | context %lld | %d thread%s | template %s | /help for commands\n",
+    std::fprintf(stderr, "%s (%s) | context %lld | %s | template %s | /help for commands\n",
                  model->name().c_str(), model->type_summary().c_str(), (long long)session.n_ctx(),
-                 threads, threads == 1 ? "" : "s", tmpl.name);
+                 count(session.n_threads(), "thread").c_str(), tmpl.name);
 
     install_sigint_handler();
     LineReader in(terminal, out);

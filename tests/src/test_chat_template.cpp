@@ -10,6 +10,7 @@
 #include "src/chat_template.h"
 #include "src/error.h"
 #include "src/gguf.h"
+#include "src/hf_tokenizer.h"
 #include "src/tokenizer.h"
 #include "test_util.h"
 
@@ -202,6 +203,30 @@ TEST(ChatTemplate, TokenIdsOfTwoTurnsInLlama2WithBosPerTurn) {
     const Ids expected = ids_of(
         f.vocab, {S("<s>"), T("[INST] <<SYS>>\nYou are terse.\n<</SYS>>\n\nHi [/INST] Hello! "),
                   S("</s>"), S("<s>"), T("[INST] Bye [/INST]")});
+    EXPECT_EQ(tokenize_chat(*find_chat_template("llama2"), *tok, kConversation, true), expected);
+}
+
+// With the real tokenizers: the ids Hugging Face's apply_chat_template gives.
+TEST(ChatTemplate, RealLlama3TokenizerTwoTurns) {
+    const HfTokenizer hf = read_hf_tokenizer(test::shared_path("tokenizers/llama3"));
+    auto tok = Tokenizer::create(hf.vocab);
+    const ChatTemplate* t = detect_chat_template(hf.chat_template);
+    ASSERT_NE(t, nullptr);
+    const Ids expected = {128000, 128006, 9125,   128007, 271,    2675,   527,    51637,  13,
+                          128009, 128006, 882,    128007, 271,    13347,  128009, 128006, 78191,
+                          128007, 271,    9906,   0,      128009, 128006, 882,    128007, 271,
+                          1383,   68,     128009, 128006, 78191,  128007, 271};
+    EXPECT_EQ(tokenize_chat(*t, *tok, kConversation, true), expected);
+}
+
+TEST(ChatTemplate, RealLlama2TokenizerTwoTurns) {
+    // BOS before each [INST]; " Hello! " ends in a lone "▁" (29871) before </s>, as in HF.
+    const HfTokenizer hf = read_hf_tokenizer(test::shared_path("tokenizers/llama2"));
+    auto tok = Tokenizer::create(hf.vocab);
+    const Ids expected = {1,     518,   25580, 29962, 3532,  14816, 29903, 6778,  13,   3492, 526,
+                          1935,  344,   29889, 13,    29966, 829,   14816, 29903, 6778, 13,   13,
+                          18567, 518,   29914, 25580, 29962, 15043, 29991, 29871, 2,    1,    518,
+                          25580, 29962, 2648,  29872, 518,   29914, 25580, 29962};
     EXPECT_EQ(tokenize_chat(*find_chat_template("llama2"), *tok, kConversation, true), expected);
 }
 
