@@ -41,8 +41,19 @@ test-sanitize:
 	cmake --build $(BUILD_SAN) -j $(JOBS)
 	ctest --test-dir $(BUILD_SAN) --output-on-failure -j $(JOBS)
 
-run: build
-	$(BUILD)/bench-kernels --benchmark_filter='matvec|bandwidth'
+# The reference model: models/ first, then the shared folder.
+STORIES_BIN := $(firstword $(wildcard models/stories260K.bin $(SHARED)/models/stories260K.bin))
+STORIES_TOK := $(firstword $(wildcard models/tok512.bin $(SHARED)/models/tok512.bin))
+
+models/stories260K.gguf: | build
+	@if [ -z "$(STORIES_BIN)" ] || [ -z "$(STORIES_TOK)" ]; then \
+	  echo "stories260K.bin and tok512.bin not found in models/ or $(SHARED)/models/:"; \
+	  echo "download them from https://huggingface.co/karpathy/tinyllamas/tree/main/stories260K"; \
+	  exit 1; fi
+	$(BUILD)/lila convert $(STORIES_BIN) --tokenizer $(STORIES_TOK) -o $@ --type q8_0
+
+run: build models/stories260K.gguf
+	$(BUILD)/lila chat -m models/stories260K.gguf
 
 bench: build
 	$(BUILD)/bench-kernels
