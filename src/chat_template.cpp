@@ -14,109 +14,60 @@ namespace {
 // Rows are tried in this order, so a family whose markers another family also uses comes
 // first (Llama 2 has <<SYS>> as well as the [INST] of Mistral). Layouts follow the Jinja
 // templates the models ship, rendered as Hugging Face does (trim_blocks).
+// clang-format off
 constexpr ChatTemplate kTemplates[] = {
+    // Columns: name, detect, reject, start,
+    //          system prefix, suffix, merge_system,  user prefix, suffix,
+    //          assistant prefix, suffix,  generation prompt, end-of-turn markers.
+
     // ChatML: SmolLM, Qwen and many fine-tunes.
-    {"chatml",
-     {"<|im_start|>", nullptr},
-     nullptr,
-     "",  //
-     "<|im_start|>system\n",
-     "<|im_end|>\n",
-     false,  //
-     "<|im_start|>user\n",
-     "<|im_end|>\n",  //
-     "<|im_start|>assistant\n",
-     "<|im_end|>\n",  //
-     "<|im_start|>assistant\n",
-     {"<|im_end|>", "<|endoftext|>", nullptr}},
+    {"chatml", {"<|im_start|>", nullptr}, nullptr, "",
+     "<|im_start|>system\n", "<|im_end|>\n", false,  "<|im_start|>user\n", "<|im_end|>\n",
+     "<|im_start|>assistant\n", "<|im_end|>\n",
+     "<|im_start|>assistant\n", {"<|im_end|>", "<|endoftext|>", nullptr}},
+
     // Llama 2 chat: BOS before every [INST], the system prompt inside the first one.
-    {"llama2",
-     {"[INST]", "<<SYS>>"},
-     nullptr,
-     "",  //
-     "<<SYS>>\n",
-     "\n<</SYS>>\n\n",
-     true,  //
-     "{bos}[INST] ",
-     " [/INST]",  //
-     " ",
-     " {eos}",  //
-     "",
-     {"{eos}", nullptr, nullptr}},
+    {"llama2", {"[INST]", "<<SYS>>"}, nullptr, "",
+     "<<SYS>>\n", "\n<</SYS>>\n\n", true,  "{bos}[INST] ", " [/INST]",
+     " ", " {eos}",
+     "", {"{eos}", nullptr, nullptr}},
+
     // Mistral Instruct (v0.3 layout). The official template puts the system prompt in the
     // last user message; lila keeps it in the first, so earlier turns never change and the
     // cache stays valid.
-    {"mistral",
-     {"[INST]", nullptr},
-     nullptr,
-     "{bos}",  //
-     "",
-     "\n\n",
-     true,  //
-     "[INST] ",
-     "[/INST]",  //
-     " ",
-     "{eos}",  //
-     "",
-     {"{eos}", nullptr, nullptr}},
+    {"mistral", {"[INST]", nullptr}, nullptr, "{bos}",
+     "", "\n\n", true,  "[INST] ", "[/INST]",
+     " ", "{eos}",
+     "", {"{eos}", nullptr, nullptr}},
+
     // Zephyr, also TinyLlama chat. Phi-3 uses the same tags but ends turns with <|end|>.
-    {"zephyr",
-     {"<|user|>", "<|assistant|>"},
-     "<|end|>",
-     "",  //
-     "<|system|>\n",
-     "{eos}\n",
-     false,  //
-     "<|user|>\n",
-     "{eos}\n",  //
-     "<|assistant|>\n",
-     "{eos}\n",  //
-     "<|assistant|>\n",
-     {"{eos}", "<|user|>", nullptr}},
+    {"zephyr", {"<|user|>", "<|assistant|>"}, "<|end|>", "",
+     "<|system|>\n", "{eos}\n", false,  "<|user|>\n", "{eos}\n",
+     "<|assistant|>\n", "{eos}\n",
+     "<|assistant|>\n", {"{eos}", "<|user|>", nullptr}},
+
     // Gemma: the assistant is "model", and there is no system role.
-    {"gemma",
-     {"<start_of_turn>", nullptr},
-     nullptr,
-     "{bos}",  //
-     "",
-     "\n\n",
-     true,  //
-     "<start_of_turn>user\n",
-     "<end_of_turn>\n",  //
-     "<start_of_turn>model\n",
-     "<end_of_turn>\n",  //
-     "<start_of_turn>model\n",
-     {"<end_of_turn>", "{eos}", nullptr}},
+    {"gemma", {"<start_of_turn>", nullptr}, nullptr, "{bos}",
+     "", "\n\n", true,  "<start_of_turn>user\n", "<end_of_turn>\n",
+     "<start_of_turn>model\n", "<end_of_turn>\n",
+     "<start_of_turn>model\n", {"<end_of_turn>", "{eos}", nullptr}},
+
     // Llama 3, 3.1, 3.2 instruct.
-    {"llama3",
-     {"<|start_header_id|>", "<|end_header_id|>"},
-     nullptr,
-     "{bos}",  //
-     "<|start_header_id|>system<|end_header_id|>\n\n",
-     "<|eot_id|>",
-     false,  //
-     "<|start_header_id|>user<|end_header_id|>\n\n",
-     "<|eot_id|>",  //
-     "<|start_header_id|>assistant<|end_header_id|>\n\n",
-     "<|eot_id|>",  //
+    {"llama3", {"<|start_header_id|>", "<|end_header_id|>"}, nullptr, "{bos}",
+     "<|start_header_id|>system<|end_header_id|>\n\n", "<|eot_id|>", false,
+     "<|start_header_id|>user<|end_header_id|>\n\n", "<|eot_id|>",
+     "<|start_header_id|>assistant<|end_header_id|>\n\n", "<|eot_id|>",
      "<|start_header_id|>assistant<|end_header_id|>\n\n",
      {"<|eot_id|>", "<|eom_id|>", "{eos}"}},
+
     // Models without a template, such as story models. The generation prompt ends without
     // a space: SentencePiece models write the space as part of their first word.
-    {"plain",
-     {nullptr, nullptr},
-     nullptr,
-     "",  //
-     "",
-     "\n\n",
-     false,  //
-     "User: ",
-     "\n",  //
-     "Assistant: ",
-     "\n",  //
-     "Assistant:",
-     {"\nUser:", "{eos}", nullptr}},
+    {"plain", {nullptr, nullptr}, nullptr, "",
+     "", "\n\n", false,  "User: ", "\n",
+     "Assistant: ", "\n",
+     "Assistant:", {"\nUser:", "{eos}", nullptr}},
 };
+// clang-format on
 
 std::string token_text(const Vocab& v, int32_t id) {
     return id >= 0 && id < v.size() ? v.tokens[id] : std::string();
