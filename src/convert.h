@@ -30,6 +30,18 @@ using FloatSource = std::function<const float*(std::vector<float>& scratch)>;
 void add_float_tensor(GGUFWriter& w, const std::string& name, int64_t rows, int64_t cols,
                       const ConvertOptions& opts, FloatSource source);
 
+// Converts the Hugging Face model directory DIR (config.json, model.safetensors or shards
+// with model.safetensors.index.json, tokenizer.json, tokenizer_config.json, ...) into a GGUF
+// file at OUT, written atomically. Architectures: LlamaForCausalLM (Llama 2/3/3.1/3.2,
+// TinyLlama, SmolLM; "llama3" RoPE scaling becomes rope_freqs.weight), MistralForCausalLM
+// and Qwen2ForCausalLM (q/k/v biases). All are written as llama.cpp's "llama" architecture
+// with q/k rows in GGUF's interleaved-pair RoPE layout -- Qwen2 included, whose file
+// llama.cpp writes as "qwen2" in HF's rotate-half layout for its NEOX RoPE: lila has one RoPE
+// kernel, and "llama" with biases is what both lila and llama.cpp run correctly. Error naming
+// the file for a missing, corrupt or unsupported part; no OUT is left behind then.
+void convert_hf(const std::string& dir, const std::string& out, const ConvertOptions& opts,
+                const GGUFWriter::Progress& progress = {});
+
 // Re-encodes every tensor of a GGUF model at opts.type (1-D tensors stay F32), keeping all
 // metadata. Output written atomically.
 void requantize_gguf(const std::string& in, const std::string& out, const ConvertOptions& opts,

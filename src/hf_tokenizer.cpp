@@ -339,6 +339,14 @@ void set_special_ids(const HfFiles& f, Vocab& v) {
         if (id < 0) id = config_id(f.generation, (key + "_id").c_str(), v);
         if (id >= 0) v.*s.field = id;
     }
+    // What llama.cpp assumes of a SentencePiece vocabulary nothing else describes.
+    if (v.model == "llama") {
+        for (const auto& [field, text] :
+             {std::pair{&Vocab::bos, "<s>"}, std::pair{&Vocab::eos, "</s>"},
+              std::pair{&Vocab::unk, "<unk>"}}) {
+            if (v.*field < 0) v.*field = find_token(f, v, text);
+        }
+    }
 
     // End of turn: the chat models' own token, else another end id generation_config lists
     // (Llama 3.1 Instruct: [<|end_of_text|>, <|eom_id|>, <|eot_id|>]).
@@ -361,7 +369,8 @@ void set_special_ids(const HfFiles& f, Vocab& v) {
 }
 
 // add_bos / add_eos: tokenizer_config.json's flags, else what the post-processor's
-// template puts around a single text, else llama.cpp's default for the vocabulary.
+// template puts around a single text (which also names BOS and EOS when nothing else did),
+// else llama.cpp's default for the vocabulary.
 void set_add_flags(const HfFiles& f, Vocab& v) {
     v.add_bos = v.model == "llama" || v.pre == "llama-bpe";
     v.add_eos = false;
@@ -375,15 +384,18 @@ void set_add_flags(const HfFiles& f, Vocab& v) {
     for (const json* p : processors) {
         const json* single = find(*p, "single");
         if (get_string(*p, "type") != "TemplateProcessing" || !single || !single->is_array() ||
-            single->empty()) {
+            single->size() < 2) {
             continue;
         }
         auto special_at = [&](const json& item) {
             const json* st = find(item, "SpecialToken");
             return st ? find_token(f, v, get_string(*st, "id")) : -1;
         };
-        v.add_bos = v.bos >= 0 && special_at(single->front()) == v.bos;
-        v.add_eos = v.eos >= 0 && special_at(single->back()) == v.eos;
+        const int32_t first = special_at(single->front()), last = special_at(single->back());
+        if (v.bos < 0) v.bos = first;
+        if (v.eos < 0) v.eos = last;
+        v.add_bos = first >= 0 && first == v.bos;
+        v.add_eos = last >= 0 && last == v.eos;
     }
     if (const json* b = find(f.tokenizer_config, "add_bos_token"); b && b->is_boolean()) {
         v.add_bos = b->get<bool>();

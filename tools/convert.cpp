@@ -1,4 +1,5 @@
-// lila convert: llama2.c checkpoints and GGUF files in, a GGUF model at the chosen type out.
+// lila convert: Hugging Face models, llama2.c checkpoints and GGUF files in, a GGUF model at
+// the chosen type out.
 #include <unistd.h>
 
 #include <chrono>
@@ -45,7 +46,12 @@ void summarise(const std::string& in, const std::string& out, double seconds) {
     size_t bytes = 0;
     int64_t elements = 0;
     for (const GGUFTensorInfo& t : model->tensors()) bytes += t.nbytes, elements += t.n_elements();
-    const auto in_size = !in.empty() && fs::is_regular_file(in) ? fs::file_size(in) : 0;
+    uintmax_t in_size = !in.empty() && fs::is_regular_file(in) ? fs::file_size(in) : 0;
+    if (!in.empty() && fs::is_directory(in)) {  // a Hugging Face model: its weights
+        for (const auto& e : fs::directory_iterator(in)) {
+            if (e.path().extension() == ".safetensors") in_size += e.file_size();
+        }
+    }
     std::fprintf(stderr, "wrote %s: %.2f MB (input %.2f MB), %.2f bits per weight, %.1f s\n",
                  out.c_str(), model->file_size() / 1e6, in_size / 1e6,
                  elements ? 8.0 * bytes / elements : 0.0, seconds);
@@ -54,7 +60,8 @@ void summarise(const std::string& in, const std::string& out, double seconds) {
 void run(const ConvertArgs& a) {
     ConvertOptions opts;
     const auto type = ggml_lite::type_from_name(a.type);
-    if (!type) throw Error("unknown --type '" + a.type + "' (supported: f32, f16, bf16, q8_0, q4_0)");
+    if (!type)
+        throw Error("unknown --type '" + a.type + "' (supported: f32, f16, bf16, q8_0, q4_0)");
     opts.type = *type;
     opts.n_threads = a.threads > 0 ? a.threads : physical_cores();
     opts.name = a.name;
@@ -66,12 +73,13 @@ void run(const ConvertArgs& a) {
     if (!a.random.empty()) {
         write_random_model(a.random, a.output, opts, 1, progress_printer());
     } else if (std::filesystem::is_directory(a.input)) {
-        throw Error(a.input + ": converting Hugging Face checkpoint directories is not implemented yet");
+        convert_hf(a.input, a.output, opts, progress_printer());
     } else if (has_gguf_magic(a.input)) {
         requantize_gguf(a.input, a.output, opts, progress_printer());
     } else {
         if (a.tokenizer.empty()) {
-            throw Error(a.input + ": a llama2.c checkpoint needs its tokenizer: --tokenizer tokenizer.bin");
+            throw Error(a.input +
+                        ": a llama2.c checkpoint needs its tokenizer: --tokenizer tokenizer.bin");
         }
         convert_llama2c(a.input, a.tokenizer, a.output, opts, progress_printer());
     }
@@ -82,8 +90,10 @@ void run(const ConvertArgs& a) {
 
 void register_convert(CLI::App& app) {
     auto a = std::make_shared<ConvertArgs>();
-    CLI::App* cmd = app.add_subcommand("convert", "convert a llama2.c checkpoint or GGUF model");
-    auto* in = cmd->add_option("input", a->input, "llama2.c checkpoint (.bin) or GGUF file");
+    CLI::App* cmd = app.add_subcommand(
+        "convert", "convert a Hugging Face model, llama2.c checkpoint or GGUF model");
+    auto* in = cmd->add_option(
+        "input", a->input, "Hugging Face model directory, llama2.c checkpoint (.bin) or GGUF file");
     std::string presets;
     for (const ModelPreset& p : model_presets()) presets += std::string(" ") + p.name;
     auto* rnd = cmd->add_option("--random", a->random,
