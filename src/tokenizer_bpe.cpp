@@ -113,6 +113,7 @@ public:
             if (rc < 0) throw Error("tokenizer: pre-tokenizer regex failed: " + message(rc));
             const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
             if (ov[1] == ov[0]) {  // an empty match: step over one character
+                if (ov[0] >= text.size()) break;
                 pos = ov[0] + utf8_next(text.substr(ov[0])).len;
                 continue;
             }
@@ -122,8 +123,6 @@ public:
         }
         if (gap < text.size()) out.push_back(text.substr(gap));
     }
-
-    pcre2_code* code() const { return code_; }
 
 private:
     static std::string message(int err) {
@@ -264,13 +263,11 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool add_bos,
                                           bool parse_special) const {
     std::vector<int32_t> out;
     if (add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
+    const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(
+        pcre2_match_data_create(3, nullptr), pcre2_match_data_free);
+    if (!md) throw std::bad_alloc();
     Scratch s;
-    s.md = pcre2_match_data_create(3, nullptr);
-    if (!s.md) throw std::bad_alloc();
-    struct Free {
-        pcre2_match_data* md;
-        ~Free() { pcre2_match_data_free(md); }
-    } free_md{s.md};
+    s.md = md.get();
 
     for (const Fragment& f : split_special(text, parse_special)) {
         if (f.token >= 0) {
