@@ -127,9 +127,7 @@ int64_t GGUFTensorInfo::n_elements() const {
     return n;
 }
 
-GGUFFile::~GGUFFile() {
-    if (map_) munmap(map_, size_);
-}
+GGUFFile::~GGUFFile() = default;
 
 const GGUFValue* GGUFFile::find(std::string_view key) const {
     auto it = kv_index_.find(key);

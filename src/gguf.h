@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ggml-lite/type.h"
+#include "mapped_file.h"
 
 namespace lila {
 
@@ -122,7 +123,7 @@ private:
     size_t size_ = 0;
     size_t alignment_ = 32;
     size_t data_offset_ = 0;
-    void* map_ = nullptr;
+    std::unique_ptr<MappedFile> map_;
     std::vector<std::pair<std::string, GGUFValue>> kv_;
     std::vector<GGUFTensorInfo> tensors_;
     std::map<std::string, size_t, std::less<>> kv_index_, tensor_index_;

@@ -6,13 +6,8 @@
 // (string key, u32 value type, value); n_tensors infos (string name, u32 n_dims,
 // u64 dims[n_dims], u32 type, u64 offset); zero padding to the alignment; tensor data, each
 // tensor at its offset from the start of the data. A string is a u64 length and its bytes.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <bit>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -327,34 +322,14 @@ private:
     }
 };
 
-namespace {
-
-// Closes a file descriptor on every path out of GGUFFile::open.
-struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-};
-
-}  // namespace
-
 std::unique_ptr<GGUFFile> GGUFFile::open(const std::string& path) {
-    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is rejected just below.
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
-    FdCloser closer{fd};
-    struct stat st {};
-    if (fstat(fd, &st) != 0) throw Error(path + ": cannot stat: " + std::strerror(errno));
-    if (S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a GGUF file");
-    if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
-    if (st.st_size == 0) throw Error(path + ": empty file, not a GGUF file");
-
-    void* map = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) throw Error(path + ": cannot map: " + std::strerror(errno));
+    auto map = std::make_unique<MappedFile>(path);
+    if (map->size() == 0) throw Error(path + ": empty file, not a GGUF file");
     std::unique_ptr<GGUFFile> f(new GGUFFile());
     f->path_ = path;
-    f->map_ = map;
-    f->size_ = size_t(st.st_size);
-    GGUFReader(*f, static_cast<const uint8_t*>(map)).parse();
+    f->size_ = map->size();
+    f->map_ = std::move(map);
+    GGUFReader(*f, f->map_->data()).parse();
     return f;
 }
 

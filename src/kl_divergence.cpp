@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "error.h"
+#include "mapped_file.h"
 
 namespace lila {
 
@@ -75,9 +74,8 @@ void KLBaseWriter::finish() {
 }
 
 KLComparer::KLComparer(const std::string& path) : path_(path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in || std::filesystem::is_directory(path)) throw Error(path + ": cannot open");
-    data_.assign(std::istreambuf_iterator<char>(in), {});
+    const std::string bytes = read_file(path);
+    data_.assign(bytes.begin(), bytes.end());
     uint32_t nv = 0, k = 0;
     if (data_.size() < kHeaderBytes || std::memcmp(data_.data(), kMagic, 8) != 0) {
         throw Error(path + ": not a lila KL-divergence base file");

@@ -2,24 +2,14 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "error.h"
+#include "mapped_file.h"
 
 namespace lila {
 
 namespace {
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path + ": cannot open");
-    std::ostringstream s;
-    s << in.rdbuf();
-    if (in.bad()) throw Error(path + ": read error");
-    return s.str();
-}
 
 // Little-endian reads with bounds checks; the message names the file and the token.
 class Reader {

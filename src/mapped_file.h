@@ -1,5 +1,5 @@
-// A whole file mapped read-only into memory (POSIX mmap): instant "load", pages read only
-// when touched, shared with the page cache.
+// Whole files in memory: mapped read-only (POSIX mmap: instant "load", pages read only when
+// touched, shared with the page cache), or copied for small files that are parsed at once.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +10,9 @@ namespace lila {
 
 class MappedFile {
 public:
-    // Error("PATH: reason") when the file is missing, a directory, or cannot be mapped.
+    // Error("PATH: reason") when the file is missing, a directory, not a regular file (a FIFO
+    // is rejected without waiting for a writer), or cannot be mapped. An empty file maps to
+    // data() == nullptr, size() == 0.
     explicit MappedFile(const std::string& path);
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
@@ -25,5 +27,8 @@ private:
     const uint8_t* data_ = nullptr;
     size_t size_ = 0;
 };
+
+// The contents of a small file; Error("PATH: reason") as MappedFile.
+std::string read_file(const std::string& path);
 
 }  // namespace lila

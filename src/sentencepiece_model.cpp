@@ -1,11 +1,10 @@
 #include "sentencepiece_model.h"
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "error.h"
+#include "mapped_file.h"
 
 namespace lila {
 
@@ -100,15 +99,6 @@ class ProtoReader {
     std::string_view data_;
     const std::string& path_;
 };
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path + ": cannot open");
-    std::ostringstream s;
-    s << in.rdbuf();
-    if (in.bad()) throw Error(path + ": read error");
-    return s.str();
-}
 
 // SentencePiece's Type enum has the same values as GGUF's token types (1..6).
 TokenType piece_type(uint64_t v, const ProtoReader& r) {

@@ -1,9 +1,6 @@
 #include "common.h"
 
 #include <cstdio>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
@@ -11,6 +8,7 @@
 
 #include "ggml-lite/cpu.h"
 #include "src/error.h"
+#include "src/mapped_file.h"
 #include "src/utf8.h"
 
 namespace lila::tools {
@@ -41,10 +39,7 @@ void require_utf8(std::string_view text, const std::string& what) {
 }
 
 std::string read_utf8_file(const std::string& path) {
-    if (std::filesystem::is_directory(path)) throw Error(path + ": is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path + ": " + std::strerror(errno));
-    std::string text{std::istreambuf_iterator<char>(in), {}};
+    std::string text = read_file(path);
     require_utf8(text, path);
     return text;
 }
