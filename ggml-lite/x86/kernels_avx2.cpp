@@ -178,6 +178,14 @@ struct Q4Weights {
     }
 };
 
+// Every cache line of [p, p + Bytes): one prefetch per 64 bytes and one for the last byte.
+template <size_t Bytes>
+void prefetch_range(const uint8_t* p) {
+    const char* c = reinterpret_cast<const char*>(p);
+    for (size_t off = 0; off < Bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T0);
+    _mm_prefetch(c + Bytes - 1, _MM_HINT_T0);
+}
+
 // NR weight rows × NT activation rows. Per pair: one float accumulator fed step by step in
 // order and reduced at the end: the same sequence whatever the tile, so a tile element equals
 // vec_dot.
@@ -210,11 +218,7 @@ void q_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, siz
         // Rows are short streams (a 2048-column Q4_0 row is 18 cache lines), too short for
         // the hardware prefetchers to ramp up on; fetch the same place in the next NR rows,
         // the ones matmul hands over next, one tile ahead.
-        for (int r = 0; r < NR; r++) {
-            const char* ahead = reinterpret_cast<const char*>(wp[r] + NR * w_stride);
-            _mm_prefetch(ahead, _MM_HINT_T0);
-            _mm_prefetch(ahead + kStep * wb - 1, _MM_HINT_T0);
-        }
+        for (int r = 0; r < NR; r++) prefetch_range<kStep * wb>(wp[r] + NR * w_stride);
         step(wp, xp);
     }
     if (b < nb) {
