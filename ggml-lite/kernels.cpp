@@ -15,6 +15,12 @@ int type_index(Type t) {
             return kQ8_0;
         case Type::Q4_0:
             return kQ4_0;
+        case Type::Q4_K:
+            return kQ4_K;
+        case Type::Q6_K:
+            return kQ6_K;
+        case Type::Q8_K:
+            return kQ8_K;
     }
     return kF32;  // unreachable for valid types; traits() rejects invalid ones first
 }

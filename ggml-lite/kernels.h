@@ -11,7 +11,7 @@
 namespace ggml_lite {
 
 // Dense index of a Type into per-type arrays.
-enum TypeIndex : int { kF32, kF16, kBF16, kQ8_0, kQ4_0, kTypeCount };
+enum TypeIndex : int { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ6_K, kQ8_K, kTypeCount };
 int type_index(Type t);
 
 // The largest tile TypeKernels::gemm_tile computes in one call: weight rows × tokens.
@@ -20,16 +20,16 @@ constexpr int kTileTokens = 4;
 
 struct TypeKernels {
     // Dot product of a weight row of this type with an activation row of its vec_dot_type,
-    // n elements (a multiple of the block size).
+    // n elements (a multiple of the block size). nullptr for Q8_K, which is never weights.
     float (*vec_dot)(int64_t n, const void* w, const void* x);
-    // Converts a float row to this type when it serves as an activation type (Q8_0, F32);
-    // nullptr otherwise. SIMD versions must produce bit-identical output to the scalar one.
+    // Converts a float row to this type when it serves as an activation type (F32, Q8_0,
+    // Q8_K); nullptr otherwise. SIMD versions must produce bit-identical output to the scalar one.
     void (*from_float)(const float* x, void* y, int64_t n);
     // A tile of dot products, so each weight block loaded serves several tokens:
     // y[t * y_stride + r] = vec_dot(n, w + r * w_stride, x + t * x_stride) for r < nr, t < nt,
     // 1 <= nr <= kTileRows, 1 <= nt <= kTileTokens (strides in bytes for w and x, in floats
     // for y). Every element is bit-identical to vec_dot's for the same pair, so results do not
-    // depend on tiling: decode and prefill agree exactly.
+    // depend on tiling: decode and prefill agree exactly. nullptr where vec_dot is.
     void (*gemm_tile)(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
                       float* y, int64_t y_stride, int nr, int nt);
 };

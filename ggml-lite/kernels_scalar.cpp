@@ -62,6 +62,55 @@ float dot_q4_0(int64_t n, const void* w, const void* x) {
     return sum;
 }
 
+// Q4_K: per super-block, sum_j d sc_j sum(q x) - dmin m_j sum(x), the x sums being Q8_K's bsums.
+// Both parts are exact integer sums; only the scales are float.
+float dot_q4_K(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_q4_K*>(w);
+    const auto* b = static_cast<const block_q8_K*>(x);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        int32_t isum = 0;
+        int32_t imin = 0;
+        for (int j = 0; j < QK_K / 32; j++) {
+            uint8_t sc, m;
+            get_scale_min_k4(j, a[i].scales, &sc, &m);
+            const uint8_t* q = a[i].qs + 32 * (j / 2);  // sub-blocks 2g and 2g + 1 share 32 bytes
+            const int shift = 4 * (j % 2);
+            int32_t dot = 0;
+            for (int l = 0; l < 32; l++) dot += ((q[l] >> shift) & 0x0f) * b[i].qs[32 * j + l];
+            isum += sc * dot;
+            imin += m * (b[i].bsums[2 * j] + b[i].bsums[2 * j + 1]);
+        }
+        const float d = fp16_to_fp32(a[i].d) * b[i].d;
+        const float dmin = fp16_to_fp32(a[i].dmin) * b[i].d;
+        sum += d * static_cast<float>(isum) - dmin * static_cast<float>(imin);
+    }
+    return sum;
+}
+
+// Q6_K: per super-block, d sum_k sc_k sum((q - 32) x), one exact integer sum.
+float dot_q6_K(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_q6_K*>(w);
+    const auto* b = static_cast<const block_q8_K*>(x);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        int32_t isum = 0;
+        for (int k = 0; k < QK_K / 16; k++) {
+            int32_t dot = 0;
+            for (int l = 0; l < 16; l++) {
+                const int e = 16 * k + l;
+                const int h = e / 128, r = e % 128;  // half, position in the half
+                const int lo = (a[i].ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0f;
+                const int hi = (a[i].qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
+                dot += ((lo | (hi << 4)) - 32) * b[i].qs[e];
+            }
+            isum += a[i].scales[k] * dot;
+        }
+        sum += fp16_to_fp32(a[i].d) * b[i].d * static_cast<float>(isum);
+    }
+    return sum;
+}
+
 template <float (*Dot)(int64_t, const void*, const void*)>
 void gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride, float* y,
                int64_t y_stride, int nr, int nt) {
@@ -79,6 +128,10 @@ void f32_from_float(const float* x, void* y, int64_t n) {
 
 void q8_0_from_float(const float* x, void* y, int64_t n) {
     quantize_row_q8_0_ref(x, static_cast<block_q8_0*>(y), n);
+}
+
+void q8_K_from_float(const float* x, void* y, int64_t n) {
+    quantize_row_q8_K_ref(x, static_cast<block_q8_K*>(y), n);
 }
 
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
@@ -141,6 +194,9 @@ constexpr Kernels kScalar = {
         {dot_bf16, nullptr, gemm_tile<dot_bf16>},
         {dot_q8_0, q8_0_from_float, gemm_tile<dot_q8_0>},
         {dot_q4_0, nullptr, gemm_tile<dot_q4_0>},
+        {dot_q4_K, nullptr, gemm_tile<dot_q4_K>},
+        {dot_q6_K, nullptr, gemm_tile<dot_q6_K>},
+        {nullptr, q8_K_from_float, nullptr},
     },
     rmsnorm,
     softmax,

@@ -1,9 +1,13 @@
 // Scalar reference codecs for the quantized blocks, bit-identical to ggml's
-// quantize_row_q8_0_ref / quantize_row_q4_0_ref so files and results match llama.cpp.
+// quantize_row_q8_0_ref / quantize_row_q4_0_ref / quantize_row_q4_K_ref / quantize_row_q6_K_ref
+// so files and results match llama.cpp. The k-quant searches repeat ggml's float operations in
+// ggml's order; this file is compiled with -ffp-contract=off (ggml-lite/CMakeLists.txt) so no
+// compiler fuses a multiply and an add that ggml rounds separately.
 #include "quant.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace ggml_lite {
 
@@ -62,6 +66,343 @@ void dequantize_row_q4_0(const block_q4_0* x, float* y, int64_t n) {
             y[j] = static_cast<float>((x[b].qs[j] & 0x0f) - 8) * d;
             y[j + half] = static_cast<float>((x[b].qs[j] >> 4) - 8) * d;
         }
+    }
+}
+
+// ---- k-quants ------------------------------------------------------------------------------
+
+namespace {
+
+// ggml's nearest_int: adding 1.5 * 2^23 leaves round(f) (ties to even, by the addition itself)
+// in the low mantissa bits. Valid for |f| < 2^22, which every caller here guarantees.
+int nearest_int(float f) {
+    const float v = f + 12582912.0f;
+    int32_t i;
+    std::memcpy(&i, &v, sizeof i);
+    return (i & 0x007fffff) - 0x00400000;
+}
+
+// ggml's threshold below which a group counts as all zeros.
+constexpr float kGroupMaxEps = 1e-15f;
+
+// Levels L[i] in [0, nmax], a scale and a min with x[i] ~ scale * L[i] - min, chosen to minimise
+// sum weights[i] * error^2 (ggml's make_qkx2_quants, squared-error variant). It starts from the
+// full range [min(x, 0), max(x)], then tries nstep + 1 level spacings that put nmax + rmin +
+// rdelta * is levels across that range; for each rounding it solves the weighted least-squares
+// scale and min, and keeps the best. The min is never positive (it is subtracted, so the
+// levels need not reach 0); *the_min gets its negation. Laux: n bytes of scratch.
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                       float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep) {
+    float min = x[0];
+    float max = x[0];
+    float sum_w = weights[0];
+    float sum_x = sum_w * x[0];
+    for (int i = 1; i < n; i++) {
+        if (x[i] < min) min = x[i];
+        if (x[i] > max) max = x[i];
+        const float w = weights[i];
+        sum_w += w;
+        sum_x += w * x[i];
+    }
+    if (min > 0) min = 0;
+    if (max == min) {
+        for (int i = 0; i < n; i++) L[i] = 0;
+        *the_min = -min;
+        return 0.0f;
+    }
+    float iscale = nmax / (max - min);
+    float scale = 1 / iscale;
+    float best_error = 0;
+    for (int i = 0; i < n; i++) {
+        const int l = nearest_int(iscale * (x[i] - min));
+        L[i] = static_cast<uint8_t>(std::max(0, std::min(nmax, l)));
+        const float diff = scale * L[i] + min - x[i];
+        best_error += weights[i] * (diff * diff);
+    }
+    for (int is = 0; is <= nstep; is++) {
+        iscale = (rmin + rdelta * is + nmax) / (max - min);
+        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+        for (int i = 0; i < n; i++) {
+            const int l = std::max(0, std::min(nmax, nearest_int(iscale * (x[i] - min))));
+            Laux[i] = static_cast<uint8_t>(l);
+            const float w = weights[i];
+            sum_l += w * l;
+            sum_l2 += w * l * l;
+            sum_xl += w * l * x[i];
+        }
+        const float D = sum_w * sum_l2 - sum_l * sum_l;
+        if (D > 0) {
+            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+            if (this_min > 0) {
+                this_min = 0;
+                this_scale = sum_xl / sum_l2;
+            }
+            float error = 0;
+            for (int i = 0; i < n; i++) {
+                const float diff = this_scale * Laux[i] + this_min - x[i];
+                error += weights[i] * (diff * diff);
+            }
+            if (error < best_error) {
+                std::memcpy(L, Laux, static_cast<size_t>(n));
+                best_error = error;
+                scale = this_scale;
+                min = this_min;
+            }
+        }
+    }
+    *the_min = -min;
+    return scale;
+}
+
+// Signed levels L[i] - nmax in [-nmax, nmax - 1] and a scale with x[i] ~ scale * (L[i] - nmax),
+// minimising sum x[i]^2 * error^2 (ggml's make_qx_quants with rmse_type 1 and no importance
+// weights): the value of largest magnitude maps to -nmax, then 18 nearby spacings are tried,
+// each with its least-squares scale, keeping the one that explains most of the weighted energy.
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
+    float max = 0;
+    float amax = 0;
+    for (int i = 0; i < n; i++) {
+        const float ax = std::fabs(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    if (amax < kGroupMaxEps) {
+        for (int i = 0; i < n; i++) L[i] = 0;
+        return 0.0f;
+    }
+    const auto level = [nmax](float iscale, float v) {
+        return std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * v)));
+    };
+    float iscale = -nmax / max;
+    float sumlx = 0;
+    float suml2 = 0;
+    for (int i = 0; i < n; i++) {
+        const int l = level(iscale, x[i]);
+        L[i] = static_cast<int8_t>(l + nmax);
+        const float w = x[i] * x[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    float scale = suml2 ? sumlx / suml2 : 0.0f;
+    float best = scale * sumlx;
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0) continue;
+        iscale = -(nmax + 0.1f * is) / max;
+        sumlx = suml2 = 0;
+        for (int i = 0; i < n; i++) {
+            const int l = level(iscale, x[i]);
+            const float w = x[i] * x[i];
+            sumlx += w * x[i] * l;
+            suml2 += w * l * l;
+        }
+        // sumlx^2 / suml2 is the weighted energy this spacing explains; more is a smaller error.
+        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+            for (int i = 0; i < n; i++) L[i] = static_cast<int8_t>(level(iscale, x[i]) + nmax);
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    return scale;
+}
+
+}  // namespace
+
+void get_scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = static_cast<uint8_t>((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
+        *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+}
+
+void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n) {
+    uint8_t L[QK_K];
+    uint8_t Laux[32];
+    float weights[32];
+    float mins[QK_K / 32];
+    float scales[QK_K / 32];
+    for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        // Each sub-block's scale and min, errors weighted towards the larger values (by their
+        // magnitude plus the sub-block's RMS, so small values still count).
+        float max_scale = 0;
+        float max_min = 0;
+        for (int j = 0; j < QK_K / 32; j++) {
+            const float* xs = x + 32 * j;
+            float sum_x2 = 0;
+            for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
+            const float av_x = std::sqrt(sum_x2 / 32);
+            for (int l = 0; l < 32; l++) weights[l] = av_x + std::fabs(xs[l]);
+            scales[j] =
+                make_qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.0f, 0.1f, 20);
+            max_scale = std::max(max_scale, scales[j]);
+            max_min = std::max(max_min, mins[j]);
+        }
+
+        // Scales and mins in 6 bits against the block's largest of each.
+        block_q4_K& out = y[b];
+        const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+        const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+        for (int j = 0; j < QK_K / 32; j++) {
+            // Through uint8_t as in ggml: a (pathological) negative level wraps, then clamps.
+            const auto ls =
+                std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_scale * scales[j])));
+            const auto lm =
+                std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_min * mins[j])));
+            if (j < 4) {
+                out.scales[j] = ls;
+                out.scales[j + 4] = lm;
+            } else {
+                out.scales[j + 4] = static_cast<uint8_t>((ls & 0x0f) | ((lm & 0x0f) << 4));
+                out.scales[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
+                out.scales[j] |= static_cast<uint8_t>((lm >> 4) << 6);
+            }
+        }
+        out.d = fp32_to_fp16(max_scale / 63.0f);
+        out.dmin = fp32_to_fp16(max_min / 63.0f);
+
+        // Levels again against the scales as stored. A sub-block whose scale rounded to zero
+        // keeps the levels of its search (they dequantize to -dmin * m all the same).
+        for (int j = 0; j < QK_K / 32; j++) {
+            uint8_t sc, m;
+            get_scale_min_k4(j, out.scales, &sc, &m);
+            const float d = fp16_to_fp32(out.d) * sc;
+            if (!d) continue;
+            const float dm = fp16_to_fp32(out.dmin) * m;
+            for (int l = 0; l < 32; l++) {
+                const int q = nearest_int((x[32 * j + l] + dm) / d);
+                L[32 * j + l] = static_cast<uint8_t>(std::max(0, std::min(15, q)));
+            }
+        }
+        for (int g = 0; g < QK_K / 64; g++) {
+            for (int l = 0; l < 32; l++) {
+                out.qs[32 * g + l] =
+                    static_cast<uint8_t>(L[64 * g + l] | (L[64 * g + 32 + l] << 4));
+            }
+        }
+    }
+}
+
+void dequantize_row_q4_K(const block_q4_K* x, float* y, int64_t n) {
+    for (int64_t b = 0; b < n / QK_K; b++) {
+        const float d = fp16_to_fp32(x[b].d);
+        const float min = fp16_to_fp32(x[b].dmin);
+        for (int j = 0; j < QK_K / 32; j++, y += 32) {
+            uint8_t sc, m;
+            get_scale_min_k4(j, x[b].scales, &sc, &m);
+            const float dl = d * sc;
+            const float ml = min * m;
+            const uint8_t* q = x[b].qs + 32 * (j / 2);
+            const int shift = 4 * (j % 2);
+            for (int l = 0; l < 32; l++) y[l] = dl * ((q[l] >> shift) & 0x0f) - ml;
+        }
+    }
+}
+
+void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n) {
+    int8_t L[QK_K];
+    float scales[QK_K / 16];
+    for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        block_q6_K& out = y[b];
+        float max_scale = 0;
+        float max_abs_scale = 0;
+        for (int k = 0; k < QK_K / 16; k++) {
+            scales[k] = make_qx_quants(16, 32, x + 16 * k, L + 16 * k);
+            const float abs_scale = std::fabs(scales[k]);
+            if (abs_scale > max_abs_scale) {
+                max_abs_scale = abs_scale;
+                max_scale = scales[k];
+            }
+        }
+        if (max_abs_scale < kGroupMaxEps) {
+            std::memset(&out, 0, sizeof out);  // d = +0 in half precision too
+            continue;
+        }
+
+        // Scales in 8 signed bits: the largest in magnitude maps to -128.
+        const float iscale = -128.0f / max_scale;
+        out.d = fp32_to_fp16(1 / iscale);
+        for (int k = 0; k < QK_K / 16; k++) {
+            out.scales[k] = static_cast<int8_t>(std::min(127, nearest_int(iscale * scales[k])));
+        }
+
+        // Levels again against the scales as stored (a zero scale keeps its search's levels).
+        for (int k = 0; k < QK_K / 16; k++) {
+            const float d = fp16_to_fp32(out.d) * out.scales[k];
+            if (!d) continue;
+            for (int l = 0; l < 16; l++) {
+                const int q = nearest_int(x[16 * k + l] / d);
+                L[16 * k + l] = static_cast<int8_t>(std::max(-32, std::min(31, q)) + 32);
+            }
+        }
+        for (int h = 0; h < QK_K / 128; h++) {
+            const int8_t* Lh = L + 128 * h;
+            uint8_t* ql = out.ql + 64 * h;
+            uint8_t* qh = out.qh + 32 * h;
+            for (int j = 0; j < 64; j++) {
+                ql[j] = static_cast<uint8_t>((Lh[j] & 0x0f) | ((Lh[j + 64] & 0x0f) << 4));
+            }
+            for (int l = 0; l < 32; l++) {
+                qh[l] = static_cast<uint8_t>((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) |
+                                             ((Lh[l + 64] >> 4) << 4) | ((Lh[l + 96] >> 4) << 6));
+            }
+        }
+    }
+}
+
+void dequantize_row_q6_K(const block_q6_K* x, float* y, int64_t n) {
+    for (int64_t b = 0; b < n / QK_K; b++) {
+        const float d = fp16_to_fp32(x[b].d);
+        for (int h = 0; h < QK_K / 128; h++, y += 128) {
+            const uint8_t* ql = x[b].ql + 64 * h;
+            const uint8_t* qh = x[b].qh + 32 * h;
+            const int8_t* sc = x[b].scales + 8 * h;
+            for (int r = 0; r < 128; r++) {
+                const int lo = (ql[r % 64] >> (4 * (r / 64))) & 0x0f;
+                const int hi = (qh[r % 32] >> (2 * (r / 32))) & 3;
+                y[r] = d * sc[r / 16] * ((lo | (hi << 4)) - 32);
+            }
+        }
+    }
+}
+
+void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n) {
+    for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        // The signed value of largest magnitude (the first, on ties) maps to -127.
+        float max = 0;
+        float amax = 0;
+        for (int j = 0; j < QK_K; j++) {
+            const float ax = std::fabs(x[j]);
+            if (ax > amax) {
+                amax = ax;
+                max = x[j];
+            }
+        }
+        if (!amax) {
+            // ggml leaves bsums unset here; zeros keep the bytes deterministic.
+            std::memset(&y[b], 0, sizeof y[b]);
+            continue;
+        }
+        const float iscale = -127.0f / max;
+        for (int j = 0; j < QK_K; j++) {
+            y[b].qs[j] = static_cast<int8_t>(std::min(127, nearest_int(iscale * x[j])));
+        }
+        for (int k = 0; k < QK_K / 16; k++) {
+            int sum = 0;
+            for (int l = 0; l < 16; l++) sum += y[b].qs[16 * k + l];
+            y[b].bsums[k] = static_cast<int16_t>(sum);
+        }
+        y[b].d = 1 / iscale;
+    }
+}
+
+void dequantize_row_q8_K(const block_q8_K* x, float* y, int64_t n) {
+    for (int64_t b = 0; b < n / QK_K; b++, y += QK_K) {
+        for (int j = 0; j < QK_K; j++) y[j] = x[b].d * x[b].qs[j];
     }
 }
 

@@ -21,10 +21,60 @@ struct block_q4_0 {
 };
 static_assert(sizeof(block_q4_0) == 18);
 
+// ---- k-quants: super-blocks of QK_K = 256 values ------------------------------------------
+
+constexpr int QK_K = 256;
+constexpr int K_SCALE_SIZE = 12;
+
+// 4.5 bits per value: 8 sub-blocks of 32 values, each with a 6-bit scale sc and a 6-bit min m;
+// value = d * sc * q - dmin * m, q in [0, 15].
+struct block_q4_K {
+    fp16_t d;                      // scale of the sub-block scales
+    fp16_t dmin;                   // scale of the sub-block mins
+    uint8_t scales[K_SCALE_SIZE];  // 8 scales and 8 mins packed in 6 bits: get_scale_min_k4()
+    uint8_t qs[QK_K / 2];          // byte 32g + l: value 64g + l in the low nibble, 64g + 32 + l
+                                   // in the high nibble (g < 4, l < 32)
+};
+static_assert(sizeof(block_q4_K) == 144);
+
+// 6.5625 bits per value: 16 sub-blocks of 16 values, each with an 8-bit signed scale sc;
+// value = d * sc * (q - 32), q in [0, 63]. Each half h of 128 values has 64 bytes of ql and 32 of
+// qh: ql byte j holds the low 4 bits of value 128h + j (low nibble) and 128h + 64 + j (high
+// nibble); qh byte l holds the high 2 bits of values 128h + l + 32k in bits 2k, 2k + 1 (k < 4).
+struct block_q6_K {
+    uint8_t ql[QK_K / 2];
+    uint8_t qh[QK_K / 4];
+    int8_t scales[QK_K / 16];
+    fp16_t d;
+};
+static_assert(sizeof(block_q6_K) == 210);
+
+// The activation type the k-quants are dotted with: value = d * q; bsums[i] is the sum of
+// values 16i..16i+15, which the dot products need for the mins (Q4_K) and offsets (Q6_K).
+struct block_q8_K {
+    float d;
+    int8_t qs[QK_K];
+    int16_t bsums[QK_K / 16];
+};
+static_assert(sizeof(block_q8_K) == 292);
+
+// Scale and min of sub-block j (< 8) of a Q4_K block's 12 packed bytes: j < 4 are the low 6 bits
+// of bytes j and j + 4; j >= 4 keep their low 4 bits in byte j + 4 (scale low nibble, min high)
+// and their top 2 bits in the top bits of bytes j - 4 (scale) and j (min).
+void get_scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m);
+
 // Scalar reference codecs; n is a multiple of the block size.
 void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n);
 void dequantize_row_q8_0(const block_q8_0* x, float* y, int64_t n);
 void quantize_row_q4_0_ref(const float* x, block_q4_0* y, int64_t n);
 void dequantize_row_q4_0(const block_q4_0* x, float* y, int64_t n);
+// The k-quant quantizers search scales (and Q4_K's mins) that minimise a weighted squared
+// error, as ggml's quantize_row_q4_K_ref / quantize_row_q6_K_ref do, with the same bytes.
+void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n);
+void dequantize_row_q4_K(const block_q4_K* x, float* y, int64_t n);
+void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n);
+void dequantize_row_q6_K(const block_q6_K* x, float* y, int64_t n);
+void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n);
+void dequantize_row_q8_K(const block_q8_K* x, float* y, int64_t n);
 
 }  // namespace ggml_lite

@@ -16,6 +16,9 @@ enum class Type : uint32_t {
     F16 = 1,
     Q4_0 = 2,
     Q8_0 = 8,
+    Q4_K = 12,
+    Q6_K = 14,
+    Q8_K = 15,  // activations for Q4_K and Q6_K only: no file stores it (type_from_id rejects it)
     BF16 = 30,
 };
 
@@ -33,9 +36,9 @@ struct TypeTraits {
 // nullptr-free lookup: every Type value has a row.
 const TypeTraits& traits(Type t);
 
-// A type id read from a file: nullopt when lila does not know it.
+// A type id read from a file: nullopt when lila does not know it as a tensor type.
 std::optional<Type> type_from_id(uint32_t id);
-// "q4_0" -> Type::Q4_0 (case-insensitive); nullopt when unknown.
+// "q4_0" -> Type::Q4_0 (case-insensitive); nullopt when unknown or not a tensor type (q8_k).
 std::optional<Type> type_from_name(std::string_view name);
 
 inline const char* type_name(Type t) { return traits(t).name; }

@@ -125,6 +125,145 @@ float q_vec_dot(int64_t n, const void* w, const void* x) {
     return y;
 }
 
+// ---- k-quant dot products: Q4_K and Q6_K against Q8_K --------------------------------------
+//
+// A super-block is one step. The levels (Q4_K's q, Q6_K's q - 32) are signed bytes; each
+// sub-block's byte dot product is multiplied by its integer scale in int32, so a super-block is
+// an exact integer sum before its float scales, as in the scalar reference. Q4_K's mins meet
+// the activations only through their sums, Q8_K's bsums.
+
+// A Q4_K block's 6-bit scales and mins as bytes: sc[0..7] then m[0..7] (get_scale_min_k4 on
+// four words at once).
+void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
+    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kTop2 = 0x03030303;
+    uint32_t u[4];
+    std::memcpy(u, packed, K_SCALE_SIZE);
+    u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kTop2) << 4);  // m[4..7]
+    const uint32_t m_lo = u[1] & kLow6;                           // m[0..3]
+    u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kTop2) << 4);         // sc[4..7]
+    u[2] = m_lo;
+    u[0] &= kLow6;  // sc[0..3]
+    std::memcpy(out, u, 16);
+}
+
+// sum over two 16-byte halves of a * b, in four int32 lanes.
+int32x4_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
+    return dot_bytes(dot_bytes(vdupq_n_s32(0), a0, vld1q_s8(b)), a1, vld1q_s8(b + 16));
+}
+
+struct Q4K {
+    using Block = block_q4_K;
+    // One row's sums so far: lane 0 the scales part, lane 1 the (negated) mins part.
+    struct Acc {
+        float32x2_t v = vdup_n_f32(0.0f);
+        float total() const { return vaddv_f32(v); }
+    };
+    static void step(const block_q4_K& w, const block_q8_K& x, Acc& acc) {
+        uint8_t sm[16];
+        q4_K_scales_mins(w.scales, sm);
+        // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
+        const int16x8_t bs = vpaddq_s16(vld1q_s16(x.bsums), vld1q_s16(x.bsums + 8));
+        const int16x8_t mins = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(sm + 8)));
+        const int32x4_t mprod =
+            vmlal_high_s16(vmull_s16(vget_low_s16(mins), vget_low_s16(bs)), mins, bs);
+        const uint8x16_t mask = vdupq_n_u8(0x0f);
+        int32x4_t sum = vdupq_n_s32(0);
+        for (int g = 0; g < QK_K / 64; g++) {
+            const uint8x16_t q0 = vld1q_u8(w.qs + 32 * g);
+            const uint8x16_t q1 = vld1q_u8(w.qs + 32 * g + 16);
+            const int8_t* xq = x.qs + 64 * g;
+            const int32x4_t lo = dot32(vreinterpretq_s8_u8(vandq_u8(q0, mask)),
+                                       vreinterpretq_s8_u8(vandq_u8(q1, mask)), xq);
+            const int32x4_t hi = dot32(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)),
+                                       vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), xq + 32);
+            sum = vmlaq_n_s32(sum, lo, sm[2 * g]);
+            sum = vmlaq_n_s32(sum, hi, sm[2 * g + 1]);
+        }
+        const int32x2_t ints = vset_lane_s32(vaddvq_s32(mprod), vdup_n_s32(vaddvq_s32(sum)), 1);
+        const float32x2_t scales =
+            vset_lane_f32(-half_to_float(w.dmin) * x.d, vdup_n_f32(half_to_float(w.d) * x.d), 1);
+        acc.v = vfma_f32(acc.v, scales, vcvt_f32_s32(ints));
+    }
+};
+
+struct Q6K {
+    using Block = block_q6_K;
+    struct Acc {
+        float32x2_t v = vdup_n_f32(0.0f);  // both lanes carry the sum
+        float total() const { return vget_lane_f32(v, 0); }
+    };
+    static void step(const block_q6_K& w, const block_q8_K& x, Acc& acc) {
+        const uint8x16_t low4 = vdupq_n_u8(0x0f), low2 = vdupq_n_u8(0x03);
+        const int8x16_t offset = vdupq_n_s8(32);
+        int32x4_t sum = vdupq_n_s32(0);
+        for (int h = 0; h < QK_K / 128; h++) {
+            const uint8_t* ql = w.ql + 64 * h;
+            const uint8_t* qh = w.qh + 32 * h;
+            for (int v = 0; v < 2; v++) {
+                // Values 32k + 16v + i (i < 16) of the half, for k < 4: the low 4 bits in ql
+                // bytes 32(k % 2) + 16v + i (nibble k / 2), the high 2 in qh byte 16v + i at 2k.
+                const uint8x16_t l0 = vld1q_u8(ql + 16 * v), l1 = vld1q_u8(ql + 32 + 16 * v);
+                const uint8x16_t hb = vld1q_u8(qh + 16 * v);
+                const uint8x16_t q[4] = {
+                    vorrq_u8(vandq_u8(l0, low4), vshlq_n_u8(vandq_u8(hb, low2), 4)),
+                    vorrq_u8(vandq_u8(l1, low4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), low2), 4)),
+                    vorrq_u8(vshrq_n_u8(l0, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), low2), 4)),
+                    vorrq_u8(vshrq_n_u8(l1, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4)),
+                };
+                for (int k = 0; k < 4; k++) {
+                    const int8x16_t level = vsubq_s8(vreinterpretq_s8_u8(q[k]), offset);
+                    const int32x4_t p = dot_bytes(vdupq_n_s32(0), level,
+                                                  vld1q_s8(x.qs + 128 * h + 32 * k + 16 * v));
+                    sum = vmlaq_n_s32(sum, p, w.scales[8 * h + 2 * k + v]);
+                }
+            }
+        }
+        acc.v = vfma_f32(acc.v, vdup_n_f32(half_to_float(w.d) * x.d),
+                         vcvt_f32_s32(vdup_n_s32(vaddvq_s32(sum))));
+    }
+};
+
+// NR weight rows against one token, each row's super-blocks in order, so a row's result does
+// not depend on NR (gemm_tile equals vec_dot).
+template <class K, int NR>
+void k_rows(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, float* y) {
+    using Block = typename K::Block;
+    const auto* xb = reinterpret_cast<const block_q8_K*>(x);
+    typename K::Acc acc[NR];
+    for (int64_t b = 0; b < n / QK_K; b++) {
+        for (int r = 0; r < NR; r++) {
+            const auto* row = reinterpret_cast<const Block*>(w + r * w_stride);
+            // As the 32-blocks do: fetch the same block of the next tile's rows, every line.
+            const char* ahead = reinterpret_cast<const char*>(row + b) + NR * w_stride;
+            for (size_t off = 0; off < sizeof(Block); off += 64) __builtin_prefetch(ahead + off);
+            __builtin_prefetch(ahead + sizeof(Block) - 1);
+            K::step(row[b], xb[b], acc[r]);
+        }
+    }
+    for (int r = 0; r < NR; r++) y[r] = acc[r].total();
+}
+
+template <class K>
+void k_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
+                 float* y, int64_t y_stride, int nr, int nt) {
+    const auto* wb = static_cast<const uint8_t*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    for (int t = 0; t < nt; t++) {
+        int r = 0;
+        for (; r + 4 <= nr; r += 4)
+            k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
+        for (; r < nr; r++)
+            k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
+    }
+}
+
+template <class K>
+float k_vec_dot(int64_t n, const void* w, const void* x) {
+    float y;
+    k_rows<K, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), &y);
+    return y;
+}
+
 #if !defined(LILA_NEON_DOTPROD_TU)
 
 // Bit-identical to quantize_row_q8_0_ref: the same max, the same float divisions and
@@ -148,6 +287,37 @@ void quantize_q8_0(const float* x, void* vy, int64_t n) {
             const int16x8_t q16 = vcombine_s16(vmovn_s32(q0), vmovn_s32(q1));
             vst1_s8(y[b].qs + 4 * k, vmovn_s16(q16));
         }
+    }
+}
+
+// Bit-identical to quantize_row_q8_K_ref for finite input: the same max (the first value of
+// largest magnitude), the same division and products, and fcvtns rounds ties to even as
+// ggml's nearest_int does. The saturating narrowing stops at 127 where the reference clamps.
+void quantize_q8_K(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<block_q8_K*>(vy);
+    for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        float32x4_t vmax = vdupq_n_f32(0.0f);
+        for (int j = 0; j < QK_K; j += 4) vmax = vmaxq_f32(vmax, vabsq_f32(vld1q_f32(x + j)));
+        const float amax = vmaxvq_f32(vmax);
+        block_q8_K& out = y[b];
+        if (amax == 0.0f) {
+            std::memset(&out, 0, sizeof out);
+            continue;
+        }
+        int first = 0;
+        while (__builtin_fabsf(x[first]) != amax) first++;
+        const float iscale = -127.0f / x[first];
+        for (int j = 0; j < QK_K; j += 16) {
+            int32x4_t q[4];
+            for (int k = 0; k < 4; k++)
+                q[k] = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + j + 4 * k), iscale));
+            out.bsums[j / 16] = static_cast<int16_t>(
+                vaddvq_s32(vaddq_s32(vaddq_s32(q[0], q[1]), vaddq_s32(q[2], q[3]))));
+            const int16x8_t lo = vcombine_s16(vqmovn_s32(q[0]), vqmovn_s32(q[1]));
+            const int16x8_t hi = vcombine_s16(vqmovn_s32(q[2]), vqmovn_s32(q[3]));
+            vst1q_s8(out.qs + j, vcombine_s8(vqmovn_s16(lo), vqmovn_s16(hi)));
+        }
+        out.d = 1 / iscale;
     }
 }
 
@@ -185,6 +355,9 @@ constexpr Kernels kNeon = {
         {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
         {q_vec_dot<Q8Weights>, quantize_q8_0, q_gemm_tile<Q8Weights>},
         {q_vec_dot<Q4Weights>, nullptr, q_gemm_tile<Q4Weights>},
+        {k_vec_dot<Q4K>, nullptr, k_gemm_tile<Q4K>},
+        {k_vec_dot<Q6K>, nullptr, k_gemm_tile<Q6K>},
+        {nullptr, quantize_q8_K, nullptr},
     },
     FK::rmsnorm,
     FK::softmax,
@@ -217,6 +390,10 @@ const Kernels* kernels_neon_dotprod() {
         k.types[kQ8_0].gemm_tile = q_gemm_tile<Q8Weights>;
         k.types[kQ4_0].vec_dot = q_vec_dot<Q4Weights>;
         k.types[kQ4_0].gemm_tile = q_gemm_tile<Q4Weights>;
+        k.types[kQ4_K].vec_dot = k_vec_dot<Q4K>;
+        k.types[kQ4_K].gemm_tile = k_gemm_tile<Q4K>;
+        k.types[kQ6_K].vec_dot = k_vec_dot<Q6K>;
+        k.types[kQ6_K].gemm_tile = k_gemm_tile<Q6K>;
         return k;
     }();
     return &table;

@@ -273,6 +273,223 @@ float q_vec_dot(int64_t n, const void* w, const void* x) {
     return y;
 }
 
+// ---- k-quants: Q8_K activations, Q4_K and Q6_K weights -------------------------------------
+
+float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+float hsum(__m128 s) {
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+int32_t hsum(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
+}
+
+// Bit-identical to quantize_row_q8_K_ref for finite input: the same max (the first value of
+// largest magnitude), the same division and products, and vcvtps2dq rounds ties to even as
+// ggml's nearest_int does. The packs saturate at 127 where the reference clamps.
+void quantize_q8_K(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<block_q8_K*>(vy);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        __m256 vmax = _mm256_setzero_ps();
+        for (int j = 0; j < QK_K; j += 8) {
+            vmax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), vmax);
+        }
+        const float amax = hmax(vmax);
+        block_q8_K& out = y[b];
+        if (amax == 0.0f) {
+            __builtin_memset(&out, 0, sizeof out);
+            continue;
+        }
+        int first = 0;
+        for (int j = 0;; j += 8) {
+            const __m256 a = _mm256_andnot_ps(sign, _mm256_loadu_ps(x + j));
+            const int hit = _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(amax), _CMP_EQ_OQ));
+            if (hit) {
+                first = j + __builtin_ctz(static_cast<unsigned>(hit));
+                break;
+            }
+        }
+        const float iscale = -127.0f / x[first];
+        const __m256 vs = _mm256_set1_ps(iscale);
+        for (int j = 0; j < QK_K; j += 32) {
+            __m256i q[4];
+            for (int k = 0; k < 4; k++) {
+                q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(vs, _mm256_loadu_ps(x + j + 8 * k)));
+            }
+            out.bsums[j / 16] = static_cast<int16_t>(hsum(_mm256_add_epi32(q[0], q[1])));
+            out.bsums[j / 16 + 1] = static_cast<int16_t>(hsum(_mm256_add_epi32(q[2], q[3])));
+            // The packs interleave 128-bit lanes; the permutation puts the dwords back in order.
+            const __m256i p =
+                _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+            _mm256_storeu_si256(
+                reinterpret_cast<__m256i*>(out.qs + j),
+                _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+        }
+        out.d = 1 / iscale;
+    }
+}
+
+// A super-block is one step. vpmaddubsw multiplies the unsigned levels (4 bits for Q4_K, 6 for
+// Q6_K) by the signed activations into int16 pair sums (at most 2 * 63 * 128 < 2^15: exact);
+// vpmaddwd multiplies those by their sub-block's scale into int32. The levels' offsets (Q4_K's
+// mins, Q6_K's 32) meet the activations only through their sums, Q8_K's bsums, once per
+// super-block. So each super-block is an exact integer sum before its float scales, as in the
+// scalar reference.
+
+// A Q4_K block's 6-bit scales and mins as bytes: sc[0..7] then m[0..7] (get_scale_min_k4 on
+// four words at once).
+void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
+    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kTop2 = 0x03030303;
+    uint32_t u[4];
+    __builtin_memcpy(u, packed, K_SCALE_SIZE);
+    u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kTop2) << 4);  // m[4..7]
+    const uint32_t m_lo = u[1] & kLow6;                           // m[0..3]
+    u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kTop2) << 4);         // sc[4..7]
+    u[2] = m_lo;
+    u[0] &= kLow6;  // sc[0..3]
+    __builtin_memcpy(out, u, 16);
+}
+
+struct Q4K {
+    using Block = block_q4_K;
+    // One row's sums so far: scales part (8 lanes) and mins part (4 lanes).
+    struct Acc {
+        __m256 s = _mm256_setzero_ps();
+        __m128 m = _mm_setzero_ps();
+        float total() const { return hsum(s) - hsum(m); }
+    };
+    static void step(const block_q4_K& w, const block_q8_K& x, Acc& acc) {
+        alignas(16) uint8_t sm[16];
+        q4_K_scales_mins(w.scales, sm);
+        const float dx = x.d;
+        // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
+        const __m128i bs =
+            _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)),
+                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8)));
+        const __m128i mins =
+            _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
+        acc.m = _mm_fmadd_ps(_mm_set1_ps(_cvtsh_ss(w.dmin) * dx),
+                             _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs)), acc.m);
+        const __m256i mask = _mm256_set1_epi8(0x0f);
+        __m256i sum = _mm256_setzero_si256();
+        for (int g = 0; g < QK_K / 64; g++) {
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * g));
+            const __m256i lo = _mm256_and_si256(q, mask);                        // sub-block 2g
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);  // 2g + 1
+            const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * g));
+            const __m256i xh =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * g + 32));
+            const __m256i pl =
+                _mm256_madd_epi16(_mm256_set1_epi16(sm[2 * g]), _mm256_maddubs_epi16(lo, xl));
+            const __m256i ph =
+                _mm256_madd_epi16(_mm256_set1_epi16(sm[2 * g + 1]), _mm256_maddubs_epi16(hi, xh));
+            sum = _mm256_add_epi32(sum, _mm256_add_epi32(pl, ph));
+        }
+        acc.s =
+            _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(w.d) * dx), _mm256_cvtepi32_ps(sum), acc.s);
+    }
+};
+
+struct Q6K {
+    using Block = block_q6_K;
+    struct Acc {
+        __m256 s = _mm256_setzero_ps();
+        float total() const { return hsum(s); }
+    };
+    static void step(const block_q6_K& w, const block_q8_K& x, Acc& acc) {
+        // The levels are q - 32: take 32 sum_k sc_k bsum_k off the sum of sc_k sum(q x).
+        const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales));
+        const __m256i offset =
+            _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)));
+        __m256i sum = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+        const __m256i low4 = _mm256_set1_epi8(0x0f);
+        for (int h = 0; h < QK_K / 128; h++) {
+            const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.ql + 64 * h));
+            const __m256i l1 =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.ql + 64 * h + 32));
+            const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh + 32 * h));
+            // Values 32k..32k+31 of the half: the low 4 bits from ql, bits 2k, 2k+1 of qh on top.
+            // (The 16-bit shifts never carry a kept bit across a byte.)
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(l0, low4),
+                                _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(0x03)), 4)),
+                _mm256_or_si256(_mm256_and_si256(l1, low4),
+                                _mm256_slli_epi16(_mm256_and_si256(hb, _mm256_set1_epi8(0x0c)), 2)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                                _mm256_and_si256(hb, _mm256_set1_epi8(0x30))),
+                _mm256_or_si256(
+                    _mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                    _mm256_srli_epi16(
+                        _mm256_and_si256(hb, _mm256_set1_epi8(static_cast<char>(0xc0))), 2)),
+            };
+            for (int k = 0; k < 4; k++) {
+                // 32 values = sub-blocks s and s + 1: their scales in the two 128-bit lanes.
+                const int s = 8 * h + 2 * k;
+                const __m256i scale =
+                    _mm256_setr_m128i(_mm_set1_epi16(w.scales[s]), _mm_set1_epi16(w.scales[s + 1]));
+                const __m256i xq =
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 128 * h + 32 * k));
+                sum =
+                    _mm256_add_epi32(sum, _mm256_madd_epi16(scale, _mm256_maddubs_epi16(q[k], xq)));
+            }
+        }
+        acc.s =
+            _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(w.d) * x.d), _mm256_cvtepi32_ps(sum), acc.s);
+    }
+};
+
+// NR weight rows against one token, each row's super-blocks in order, so a row's result does
+// not depend on NR (gemm_tile equals vec_dot).
+template <class K, int NR>
+void k_rows(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, float* y) {
+    using Block = typename K::Block;
+    const auto* xb = reinterpret_cast<const block_q8_K*>(x);
+    typename K::Acc acc[NR];
+    for (int64_t b = 0; b < n / QK_K; b++) {
+        for (int r = 0; r < NR; r++) {
+            const auto* row = reinterpret_cast<const Block*>(w + r * w_stride);
+            // As the 32-blocks do: fetch the same block of the next tile's rows, every line.
+            const char* ahead = reinterpret_cast<const char*>(row + b) + NR * w_stride;
+            for (size_t off = 0; off < sizeof(Block); off += 64)
+                _mm_prefetch(ahead + off, _MM_HINT_T0);
+            _mm_prefetch(ahead + sizeof(Block) - 1, _MM_HINT_T0);
+            K::step(row[b], xb[b], acc[r]);
+        }
+    }
+    for (int r = 0; r < NR; r++) y[r] = acc[r].total();
+}
+
+template <class K>
+void k_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
+                 float* y, int64_t y_stride, int nr, int nt) {
+    const auto* wb = static_cast<const uint8_t*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    for (int t = 0; t < nt; t++) {
+        int r = 0;
+        for (; r + 4 <= nr; r += 4)
+            k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
+        for (; r < nr; r++)
+            k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
+    }
+}
+
+template <class K>
+float k_vec_dot(int64_t n, const void* w, const void* x) {
+    float y;
+    k_rows<K, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), &y);
+    return y;
+}
+
 void f32_from_float(const float* x, void* y, int64_t n) {
     auto* out = static_cast<float*>(y);
     for (int64_t i = 0; i < n; i++) out[i] = x[i];
@@ -286,6 +503,9 @@ constexpr Kernels kAvx2 = {
         {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
         {q_vec_dot<Q8Weights>, quantize_q8_0, q_gemm_tile<Q8Weights>},
         {q_vec_dot<Q4Weights>, nullptr, q_gemm_tile<Q4Weights>},
+        {k_vec_dot<Q4K>, nullptr, k_gemm_tile<Q4K>},
+        {k_vec_dot<Q6K>, nullptr, k_gemm_tile<Q6K>},
+        {nullptr, quantize_q8_K, nullptr},
     },
     FK::rmsnorm,
     FK::softmax,

@@ -276,6 +276,208 @@ float q_vec_dot(int64_t n, const void* w, const void* x) {
     return y;
 }
 
+// ---- k-quants: Q8_K activations, Q4_K and Q6_K weights -------------------------------------
+
+// Bit-identical to quantize_row_q8_K_ref for finite input: the same max (the first value of
+// largest magnitude), the same division and products, and vcvtps2dq rounds ties to even as
+// ggml's nearest_int does. The saturating narrowing stops at 127 where the reference clamps.
+void quantize_q8_K(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<block_q8_K*>(vy);
+    for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        __m512 vmax = _mm512_setzero_ps();
+        for (int j = 0; j < QK_K; j += 16) {
+            vmax = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + j)), vmax);
+        }
+        const float amax = _mm512_reduce_max_ps(vmax);
+        block_q8_K& out = y[b];
+        if (amax == 0.0f) {
+            __builtin_memset(&out, 0, sizeof out);
+            continue;
+        }
+        int first = 0;
+        for (int j = 0;; j += 16) {
+            const __mmask16 hit = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(x + j)),
+                                                     _mm512_set1_ps(amax), _CMP_EQ_OQ);
+            if (hit) {
+                first = j + __builtin_ctz(static_cast<unsigned>(hit));
+                break;
+            }
+        }
+        const float iscale = -127.0f / x[first];
+        const __m512 vs = _mm512_set1_ps(iscale);
+        for (int j = 0; j < QK_K; j += 16) {
+            const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(vs, _mm512_loadu_ps(x + j)));
+            out.bsums[j / 16] = static_cast<int16_t>(_mm512_reduce_add_epi32(q));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out.qs + j), _mm512_cvtsepi32_epi8(q));
+        }
+        out.d = 1 / iscale;
+    }
+}
+
+// A super-block is one step, 64 values to a register. vpmaddubsw multiplies the unsigned
+// levels (4 bits for Q4_K, 6 for Q6_K) by the signed activations into int16 pair sums (at most
+// 2 * 63 * 128 < 2^15: exact); vpdpwssd multiplies those by their sub-block's scale and adds
+// them up in int32. The levels' offsets (Q4_K's mins, Q6_K's 32) meet the activations only
+// through their sums, Q8_K's bsums, once per super-block. So each super-block is an exact
+// integer sum before its float scales, as in the scalar reference.
+
+// A Q4_K block's 6-bit scales and mins as bytes: sc[0..7] then m[0..7] (get_scale_min_k4 on
+// four words at once).
+void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
+    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kTop2 = 0x03030303;
+    uint32_t u[4];
+    __builtin_memcpy(u, packed, K_SCALE_SIZE);
+    u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kTop2) << 4);  // m[4..7]
+    const uint32_t m_lo = u[1] & kLow6;                           // m[0..3]
+    u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kTop2) << 4);         // sc[4..7]
+    u[2] = m_lo;
+    u[0] &= kLow6;  // sc[0..3]
+    __builtin_memcpy(out, u, 16);
+}
+
+// 32 int16 lanes: a in the low 16, b in the high 16.
+__m512i halves_epi16(int16_t a, int16_t b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(a)), _mm256_set1_epi16(b),
+                              1);
+}
+
+struct Q4K {
+    using Block = block_q4_K;
+    // One row's sums so far: scales part (16 lanes) and mins part (4 lanes).
+    struct Acc {
+        __m512 s = _mm512_setzero_ps();
+        __m128 m = _mm_setzero_ps();
+        float total() const {
+            __m128 t = _mm_add_ps(m, _mm_movehl_ps(m, m));
+            t = _mm_add_ss(t, _mm_movehdup_ps(t));
+            return _mm512_reduce_add_ps(s) - _mm_cvtss_f32(t);
+        }
+    };
+    static void step(const block_q4_K& w, const block_q8_K& x, Acc& acc) {
+        alignas(16) uint8_t sm[16];
+        q4_K_scales_mins(w.scales, sm);
+        // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
+        const __m128i bs =
+            _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)),
+                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8)));
+        const __m128i mins =
+            _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
+        acc.m = _mm_fmadd_ps(_mm_set1_ps(_cvtsh_ss(w.dmin) * x.d),
+                             _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs)), acc.m);
+        const __m512i mask = _mm512_set1_epi8(0x0f);
+        __m512i sum = _mm512_setzero_si512();
+        for (int g = 0; g < QK_K / 64; g++) {
+            // Values 64g..64g+63 in order: the low nibbles (sub-block 2g), then the high ones.
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * g));
+            const __m512i v = _mm512_and_si512(
+                _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1), mask);
+            const __m512i xq = _mm512_loadu_si512(x.qs + 64 * g);
+            sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(v, xq),
+                                      halves_epi16(sm[2 * g], sm[2 * g + 1]));
+        }
+        acc.s =
+            _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss(w.d) * x.d), _mm512_cvtepi32_ps(sum), acc.s);
+    }
+};
+
+// The word index of sub-block 4c + i's scale for each int16 lane of the 64 values 64c..64c+63
+// (8 lanes per 16-value sub-block).
+struct Q6ScaleIndex {
+    alignas(64) int16_t idx[4][32];
+    constexpr Q6ScaleIndex() : idx() {
+        for (int c = 0; c < 4; c++) {
+            for (int i = 0; i < 32; i++) idx[c][i] = static_cast<int16_t>(4 * c + i / 8);
+        }
+    }
+};
+
+struct Q6K {
+    using Block = block_q6_K;
+    struct Acc {
+        __m512 s = _mm512_setzero_ps();
+        float total() const { return _mm512_reduce_add_ps(s); }
+    };
+    static void step(const block_q6_K& w, const block_q8_K& x, Acc& acc) {
+        static constexpr Q6ScaleIndex kIndex;
+        const __m256i sc =
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
+        // The levels are q - 32: start from -32 sum_k sc_k bsum_k.
+        const __m256i offset =
+            _mm256_madd_epi16(sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)));
+        __m512i sum = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                       _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 5)));
+        const __m512i low4 = _mm512_set1_epi8(0x0f);
+        const __m512i low2 = _mm512_set1_epi8(0x03);
+        for (int h = 0; h < QK_K / 128; h++) {
+            const __m512i ql = _mm512_loadu_si512(w.ql + 64 * h);
+            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh + 32 * h));
+            // qh byte l: bits 0-1, 2-3, 4-5, 6-7 top values l, l + 32, l + 64, l + 96 of the
+            // half. hi2: the first two pairs for values 0..63, then (>> 4) the last two.
+            // (The 16-bit shifts never carry a kept bit across a byte.)
+            const __m512i hi2 =
+                _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+            const __m512i q[2] = {
+                _mm512_or_si512(_mm512_and_si512(ql, low4),
+                                _mm512_slli_epi16(_mm512_and_si512(hi2, low2), 4)),
+                _mm512_or_si512(
+                    _mm512_and_si512(_mm512_srli_epi16(ql, 4), low4),
+                    _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hi2, 4), low2), 4)),
+            };
+            for (int c = 0; c < 2; c++) {
+                const __m512i scale = _mm512_permutexvar_epi16(
+                    _mm512_load_si512(kIndex.idx[2 * h + c]), _mm512_castsi256_si512(sc));
+                const __m512i xq = _mm512_loadu_si512(x.qs + 128 * h + 64 * c);
+                sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(q[c], xq), scale);
+            }
+        }
+        acc.s =
+            _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss(w.d) * x.d), _mm512_cvtepi32_ps(sum), acc.s);
+    }
+};
+
+// NR weight rows against one token, each row's super-blocks in order, so a row's result does
+// not depend on NR (gemm_tile equals vec_dot).
+template <class K, int NR>
+void k_rows(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, float* y) {
+    using Block = typename K::Block;
+    const auto* xb = reinterpret_cast<const block_q8_K*>(x);
+    typename K::Acc acc[NR];
+    for (int64_t b = 0; b < n / QK_K; b++) {
+        for (int r = 0; r < NR; r++) {
+            const auto* row = reinterpret_cast<const Block*>(w + r * w_stride);
+            // As the 32-blocks do: fetch the same block of the next tile's rows, every line.
+            const char* ahead = reinterpret_cast<const char*>(row + b) + NR * w_stride;
+            for (size_t off = 0; off < sizeof(Block); off += 64) {
+                _mm_prefetch(ahead + off, _MM_HINT_T0);
+            }
+            _mm_prefetch(ahead + sizeof(Block) - 1, _MM_HINT_T0);
+            K::step(row[b], xb[b], acc[r]);
+        }
+    }
+    for (int r = 0; r < NR; r++) y[r] = acc[r].total();
+}
+
+template <class K>
+void k_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
+                 float* y, int64_t y_stride, int nr, int nt) {
+    const auto* wb = static_cast<const uint8_t*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    for (int t = 0; t < nt; t++) {
+        int r = 0;
+        for (; r + 4 <= nr; r += 4)
+            k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
+        for (; r < nr; r++)
+            k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
+    }
+}
+
+template <class K>
+float k_vec_dot(int64_t n, const void* w, const void* x) {
+    float y;
+    k_rows<K, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), &y);
+    return y;
+}
+
 void f32_from_float(const float* x, void* y, int64_t n) {
     auto* out = static_cast<float*>(y);
     for (int64_t i = 0; i < n; i++) out[i] = x[i];
@@ -289,6 +491,9 @@ constexpr Kernels kAvx512 = {
         {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
         {q_vec_dot<Q8Weights>, quantize_q8_0, q_gemm_tile<Q8Weights>},
         {q_vec_dot<Q4Weights>, nullptr, q_gemm_tile<Q4Weights>},
+        {k_vec_dot<Q4K>, nullptr, k_gemm_tile<Q4K>},
+        {k_vec_dot<Q6K>, nullptr, k_gemm_tile<Q6K>},
+        {nullptr, quantize_q8_K, nullptr},
     },
     FK::rmsnorm,
     FK::softmax,

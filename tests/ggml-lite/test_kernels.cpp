@@ -5,6 +5,7 @@
 // every rounding is exact and any correct order gives the same bits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -84,34 +85,90 @@ TEST(Kernels, Q8_0QuantizerBitIdentical) {
     }
 }
 
+TEST(Kernels, Q8_KQuantizerBitIdentical) {
+    std::vector<float> x = random_floats(33 * QK_K, 102, -4.0f, 4.0f);
+    // Block 0: max -127 gives scale 1, so halves are exact ties: ties go to even.
+    for (int j = 0; j < QK_K; j++) x[j] = 0.5f * static_cast<float>(j % 64 - 32);
+    x[5] = -127.0f;
+    for (int j = 0; j < QK_K; j++) x[QK_K + j] = 0.0f;         // block 1: zeros
+    for (int j = 0; j < QK_K; j++) x[2 * QK_K + j] *= 1e-30f;  // block 2: tiny
+    for (int j = 0; j < QK_K; j++) x[3 * QK_K + j] *= 1e5f;    // block 3: huge
+    x[4 * QK_K + 9] = 7.0f;     // block 4: the largest magnitude twice, positive first,
+    x[4 * QK_K + 200] = -7.0f;  // which decides the sign of the scale
+    x[5 * QK_K + 255] = -9.0f;  // block 5: the largest magnitude last
+    x[6 * QK_K + 3] = -0.0f;
+    for (const Kernels* k : simd_tables()) {
+        for (int64_t nb : {1, 2, 3, 5, 8, 33}) {
+            std::vector<block_q8_K> a(nb), b(nb);
+            ref().types[kQ8_K].from_float(x.data(), a.data(), nb * QK_K);
+            k->types[kQ8_K].from_float(x.data(), b.data(), nb * QK_K);
+            EXPECT_EQ(std::memcmp(a.data(), b.data(), nb * sizeof(block_q8_K)), 0)
+                << isa_name(k->isa) << " blocks=" << nb;
+        }
+    }
+}
+
 // ---- dot products --------------------------------------------------------------------------
 
 struct DotCase {
     Type type;
     std::vector<uint8_t> w, x;  // x already in the vec_dot type
-    double mag;                 // sum of |w_i x_i| (quantized: |dw dx| sum |qw qx| per block)
+    double mag;                 // sum of |w_i x_i| (or its parts, see weight_magnitudes)
 };
+
+// For each weight, the largest magnitude a kernel's partial sums hold for it: |w| itself,
+// except where the kernels sum parts of w apart. Q4_K's d sc q and dmin m parts are summed
+// separately and may cancel only at the end; Q6_K's SIMD sums take unsigned levels q and the
+// offset 32 apart, at most 95 |d sc| together.
+std::vector<double> weight_magnitudes(Type type, const std::vector<uint8_t>& w, int64_t n) {
+    std::vector<double> mag(static_cast<size_t>(n));
+    const std::vector<float> wf = to_float(type, w, n);
+    for (int64_t i = 0; i < n; i++) mag[i] = std::fabs(wf[i]);
+    if (type == Type::Q4_K) {
+        std::vector<uint8_t> scale_part = w, min_part = w;
+        for (size_t b = 0; b < w.size(); b += sizeof(block_q4_K)) {
+            reinterpret_cast<block_q4_K*>(&scale_part[b])->dmin = 0;
+            reinterpret_cast<block_q4_K*>(&min_part[b])->d = 0;
+        }
+        const std::vector<float> s = to_float(type, scale_part, n), m = to_float(type, min_part, n);
+        for (int64_t i = 0; i < n; i++) mag[i] = std::fabs(s[i]) + std::fabs(m[i]);
+    } else if (type == Type::Q6_K) {
+        std::vector<uint8_t> unit = w;  // every level 33: decodes to d sc
+        for (size_t b = 0; b < w.size(); b += sizeof(block_q6_K)) {
+            auto* blk = reinterpret_cast<block_q6_K*>(&unit[b]);
+            std::memset(blk->ql, 0x11, sizeof blk->ql);
+            std::memset(blk->qh, 0xaa, sizeof blk->qh);
+        }
+        const std::vector<float> dsc = to_float(type, unit, n);
+        for (int64_t i = 0; i < n; i++) mag[i] = 95.0 * std::fabs(dsc[i]);
+    }
+    return mag;
+}
 
 DotCase make_dot_case(Type type, int64_t n, uint32_t seed) {
     DotCase c{type, to_type(type, random_floats(n, seed)), {}, 0.0};
     const Type act = traits(type).vec_dot_type;
     c.x = to_type(act, random_floats(n, seed + 1, -3.0f, 3.0f));
-    const std::vector<float> wf = to_float(type, c.w, n), xf = to_float(act, c.x, n);
-    for (int64_t i = 0; i < n; i++) c.mag += std::fabs(static_cast<double>(wf[i]) * xf[i]);
+    const std::vector<double> wm = weight_magnitudes(type, c.w, n);
+    const std::vector<float> xf = to_float(act, c.x, n);
+    for (int64_t i = 0; i < n; i++) c.mag += wm[i] * std::fabs(xf[i]);
     return c;
 }
 
 TEST(Kernels, QuantizedDotsMatchScalar) {
     for (const Kernels* k : simd_tables()) {
-        for (Type type : {Type::Q8_0, Type::Q4_0}) {
+        for (Type type : {Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K}) {
             for (int64_t nb : kBlockCounts) {
-                const int64_t n = nb * QK8_0;
+                const int64_t n = nb * block_size(type);
                 const DotCase c = make_dot_case(type, n, static_cast<uint32_t>(nb));
                 const float want = ref().types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
                 const float got = k->types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
                 // Block sums are exact integers; only the float sum over blocks (and the scale
-                // products) may round differently: nb terms.
-                EXPECT_NEAR(got, want, dot_tolerance(nb, c.mag))
+                // products) may round differently: nb terms. A k-quant super-block's integer
+                // sums become floats in up to 16 lanes and two parts, each with a product, a
+                // conversion and an addition: 20 terms per block covers them.
+                const int64_t terms = block_size(type) == QK_K ? 20 * nb : nb;
+                EXPECT_NEAR(got, want, dot_tolerance(terms, c.mag))
                     << isa_name(k->isa) << ' ' << type_name(type) << " blocks=" << nb;
             }
         }
@@ -169,6 +226,46 @@ TEST(Kernels, DotsExactOnExactData) {
                       ref().types[kQ4_0].vec_dot(n, b.data(), xq.data()))
                 << isa_name(k->isa) << " q4_0 blocks=" << nb;
         }
+        // k-quants: activations in [-2, 2] with scale 1, weights with scales and mins of at
+        // most 7 (Q4_K) or 7 in magnitude (Q6_K) and super-scales 1, 2 or 1/2. Any partial
+        // sum, in any lane split, is at most 111,104 per Q4_K block (integers) and 340,480 per
+        // Q6_K block (halves; unsigned levels and offset apart), so below 2^24: exact.
+        for (int64_t nb : kBlockCounts) {
+            std::uniform_int_distribution<int> act(-2, 2), small(0, 7), byte(0, 255);
+            std::vector<block_q8_K> xk(nb);
+            std::vector<block_q4_K> a(nb);
+            std::vector<block_q6_K> b(nb);
+            for (int64_t i = 0; i < nb; i++) {
+                xk[i].d = 1.0f;
+                for (auto& q : xk[i].qs) q = static_cast<int8_t>(act(rng));
+                for (int s = 0; s < QK_K / 16; s++) {
+                    int sum = 0;
+                    for (int l = 0; l < 16; l++) sum += xk[i].qs[16 * s + l];
+                    xk[i].bsums[s] = static_cast<int16_t>(sum);
+                }
+                a[i].d = (i % 2) ? fp16_t{0x4000} : fp16_t{0x3c00};  // 2.0 or 1.0
+                a[i].dmin = 0x3c00;
+                // Six-bit values <= 7: bytes 0-7 hold them whole (no top bits), bytes 8-11
+                // the low nibbles of scales and mins 4-7.
+                for (int j = 0; j < 8; j++) a[i].scales[j] = static_cast<uint8_t>(small(rng));
+                for (int j = 8; j < 12; j++) {
+                    a[i].scales[j] = static_cast<uint8_t>(small(rng) | small(rng) << 4);
+                }
+                for (auto& q : a[i].qs) q = static_cast<uint8_t>(byte(rng));
+                b[i].d = (i % 2) ? fp16_t{0x3800} : fp16_t{0x3c00};  // 0.5 or 1.0
+                for (auto& s : b[i].scales) s = static_cast<int8_t>(small(rng) - small(rng));
+                for (auto& q : b[i].ql) q = static_cast<uint8_t>(byte(rng));
+                for (auto& q : b[i].qh) q = static_cast<uint8_t>(byte(rng));
+            }
+            const int64_t n = nb * QK_K;
+            EXPECT_EQ(k->types[kQ4_K].vec_dot(n, a.data(), xk.data()),
+                      ref().types[kQ4_K].vec_dot(n, a.data(), xk.data()))
+                << isa_name(k->isa) << " q4_k blocks=" << nb;
+            if (nb > 16) continue;  // Q6_K: 2 * 16 * 340,480 < 2^24 halves
+            EXPECT_EQ(k->types[kQ6_K].vec_dot(n, b.data(), xk.data()),
+                      ref().types[kQ6_K].vec_dot(n, b.data(), xk.data()))
+                << isa_name(k->isa) << " q6_k blocks=" << nb;
+        }
     }
 }
 
@@ -178,7 +275,8 @@ TEST(Kernels, GemmTileEqualsVecDot) {
         for (Type type : test::kAllTypes) {
             const TypeKernels& tk = k->types[type_index(type)];
             const Type act = traits(type).vec_dot_type;
-            for (int64_t n : {int64_t{32}, int64_t{96}, int64_t{160}}) {
+            for (int64_t blocks : {1, 3, 5}) {
+                const int64_t n = blocks * std::max<int64_t>(32, block_size(type));
                 const size_t ws = row_size(type, n), xs = row_size(act, n);
                 const auto w = test::random_matrix(type, kTileRows, n, 61);
                 const auto x = test::random_matrix(act, kTileTokens, n, 62);

@@ -32,11 +32,13 @@ struct Shape {
     int64_t rows, cols, tokens;
 };
 
+// Shapes are in 32-blocks; the k-quants round columns up to whole 256-value super-blocks.
 TEST(Matmul, MatchesDoubleReference) {
-    const Shape shapes[] = {{7, 64, 1}, {13, 96, 3}, {32, 256, 9}, {5, 32, 70}};
+    const Shape shapes[] = {{7, 64, 1}, {13, 96, 3}, {32, 256, 9}, {5, 32, 70}, {11, 736, 3}};
     for (const Kernels* k : test::all_tables()) {
         for (Type type : test::kAllTypes) {
-            for (const Shape& s : shapes) {
+            for (Shape s : shapes) {
+                s.cols = test::whole_blocks(type, s.cols);
                 const auto w = test::random_matrix(type, s.rows, s.cols, 11);
                 const auto wf = dequantize(type, w, s.rows * s.cols);
                 const auto x = test::random_floats(s.tokens * s.cols, 12);
@@ -77,10 +79,11 @@ TEST(Matmul, MatchesDoubleReference) {
 }
 
 TEST(Matmul, BitIdenticalForAnyThreadCount) {
-    const Shape shapes[] = {{1, 32, 1}, {37, 128, 1}, {61, 160, 5}, {9, 64, 67}};
+    const Shape shapes[] = {{1, 32, 1}, {37, 128, 1}, {61, 160, 5}, {9, 64, 67}, {13, 736, 6}};
     for (const Kernels* k : test::all_tables()) {
         for (Type type : test::kAllTypes) {
-            for (const Shape& s : shapes) {
+            for (Shape s : shapes) {
+                s.cols = test::whole_blocks(type, s.cols);
                 const auto w = test::random_matrix(type, s.rows, s.cols, 21);
                 const auto x = test::random_floats(s.tokens * s.cols, 22);
                 std::vector<float> first;
@@ -105,9 +108,10 @@ TEST(Matmul, BitIdenticalForAnyThreadCount) {
 // Decode (one token at a time) and prefill (all tokens at once) give the same bits, because
 // each tile element equals vec_dot for its pair.
 TEST(Matmul, PrefillEqualsTokenByToken) {
-    const int64_t rows = 23, cols = 192, tokens = 11;
+    const int64_t rows = 23, tokens = 11;
     for (const Kernels* k : test::all_tables()) {
         for (Type type : test::kAllTypes) {
+            const int64_t cols = test::whole_blocks(type, 192);
             const auto w = test::random_matrix(type, rows, cols, 31);
             const auto x = test::random_floats(tokens * cols, 32);
             const Matrix W{type, rows, cols, w.data()};
@@ -146,10 +150,11 @@ TEST(Matmul, ScratchOnlyGrows) {
 
 TEST(Ops, GetRowDequantizes) {
     for (Type type : test::kAllTypes) {
-        const auto w = test::random_matrix(type, 5, 64, 51);
-        std::vector<float> row(64), expect(64);
-        get_row({type, 5, 64, w.data()}, 3, row.data());
-        traits(type).to_float(w.data() + 3 * row_size(type, 64), expect.data(), 64);
+        const int64_t cols = test::whole_blocks(type, 64);
+        const auto w = test::random_matrix(type, 5, cols, 51);
+        std::vector<float> row(cols), expect(cols);
+        get_row({type, 5, cols, w.data()}, 3, row.data());
+        traits(type).to_float(w.data() + 3 * row_size(type, cols), expect.data(), cols);
         EXPECT_EQ(row, expect) << type_name(type);
     }
     std::vector<float> out(64);

@@ -15,13 +15,21 @@ TEST(Types, GgmlIdsAndLayouts) {
     EXPECT_EQ(static_cast<uint32_t>(Type::F16), 1u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q4_0), 2u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q8_0), 8u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q4_K), 12u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q6_K), 14u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q8_K), 15u);
     EXPECT_EQ(static_cast<uint32_t>(Type::BF16), 30u);
     EXPECT_EQ(row_size(Type::F32, 64), 256u);
     EXPECT_EQ(row_size(Type::F16, 64), 128u);
     EXPECT_EQ(row_size(Type::BF16, 64), 128u);
     EXPECT_EQ(row_size(Type::Q8_0, 64), 68u);
     EXPECT_EQ(row_size(Type::Q4_0, 64), 36u);
+    EXPECT_EQ(row_size(Type::Q4_K, 512), 288u);  // 4.5 bits per value
+    EXPECT_EQ(row_size(Type::Q6_K, 512), 420u);  // 6.5625
+    EXPECT_EQ(row_size(Type::Q8_K, 512), 584u);
     EXPECT_EQ(block_size(Type::Q4_0), 32);
+    EXPECT_EQ(block_size(Type::Q4_K), 256);
+    EXPECT_EQ(block_size(Type::Q6_K), 256);
     EXPECT_TRUE(traits(Type::Q4_0).quantized);
     EXPECT_FALSE(traits(Type::BF16).quantized);
 }
@@ -32,7 +40,10 @@ TEST(Types, ActivationTypes) {
     EXPECT_EQ(traits(Type::F32).vec_dot_type, Type::F32);
     EXPECT_EQ(traits(Type::F16).vec_dot_type, Type::F32);
     EXPECT_EQ(traits(Type::BF16).vec_dot_type, Type::F32);
-    // Every activation type has a converter in every table; others have none.
+    EXPECT_EQ(traits(Type::Q4_K).vec_dot_type, Type::Q8_K);
+    EXPECT_EQ(traits(Type::Q6_K).vec_dot_type, Type::Q8_K);
+    // Every activation type has a converter in every table; others have none. Every tensor
+    // type has kernels; Q8_K, only ever activations, has none.
     for (const Kernels* k : test::all_tables()) {
         for (Type t : test::kAllTypes) {
             const bool activation = t == Type::F32 || t == Type::Q8_0;
@@ -41,14 +52,22 @@ TEST(Types, ActivationTypes) {
             EXPECT_NE(k->types[type_index(t)].vec_dot, nullptr);
             EXPECT_NE(k->types[type_index(t)].gemm_tile, nullptr);
         }
+        EXPECT_NE(k->types[kQ8_K].from_float, nullptr) << isa_name(k->isa);
+        EXPECT_EQ(k->types[kQ8_K].vec_dot, nullptr) << isa_name(k->isa);
+        EXPECT_EQ(k->types[kQ8_K].gemm_tile, nullptr) << isa_name(k->isa);
     }
 }
 
 TEST(Types, Lookups) {
     EXPECT_EQ(type_from_id(2), Type::Q4_0);
     EXPECT_EQ(type_from_id(30), Type::BF16);
-    EXPECT_FALSE(type_from_id(12).has_value());  // Q4_K: not (yet) known
+    EXPECT_EQ(type_from_id(12), Type::Q4_K);
+    EXPECT_EQ(type_from_id(14), Type::Q6_K);
+    EXPECT_FALSE(type_from_id(13).has_value());  // Q5_K: not known
+    EXPECT_FALSE(type_from_id(15).has_value());  // Q8_K: activations only, never in a file
     EXPECT_EQ(type_from_name("q8_0"), Type::Q8_0);
+    EXPECT_EQ(type_from_name("Q4_K"), Type::Q4_K);
+    EXPECT_FALSE(type_from_name("q8_k").has_value());
     EXPECT_EQ(type_from_name("Q4_0"), Type::Q4_0);
     EXPECT_EQ(type_from_name("BF16"), Type::BF16);
     EXPECT_FALSE(type_from_name("q4").has_value());
