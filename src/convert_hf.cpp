@@ -34,7 +34,8 @@ struct HfModel {
 // Llama 3.1's long-context RoPE scaling as per-frequency divisors (rope_freqs.weight),
 // computed as llama.cpp's converter does, in float32 like its torch code: high frequencies
 // keep factor 1, low ones get `factor`, those between are interpolated.
-std::vector<float> llama3_rope_factors(const json& scaling, float theta, int64_t head_dim) {
+std::vector<float> llama3_rope_factors(const json& scaling, float theta, int64_t head_dim,
+                                       const std::string& where) {
     auto get = [&](const char* key, float fallback) {
         const auto it = scaling.find(key);
         return it != scaling.end() && it->is_number() ? it->get<float>() : fallback;
@@ -46,7 +47,7 @@ std::vector<float> llama3_rope_factors(const json& scaling, float theta, int64_t
     const float low_freq_wavelen = old_context_len / low_freq_factor;
     const float high_freq_wavelen = old_context_len / high_freq_factor;
     if (low_freq_wavelen == high_freq_wavelen) {
-        throw Error("rope_scaling: low_freq_factor equals high_freq_factor");
+        throw Error(where + ": rope_scaling: low_freq_factor equals high_freq_factor");
     }
 
     std::vector<float> factors;
@@ -141,7 +142,7 @@ HfModel read_config(const std::string& dir) {
         }
         std::string type = rope->value("rope_type", rope->value("type", std::string("default")));
         if (type == "llama3") {
-            m.rope_factors = llama3_rope_factors(*rope, hp.rope_theta, hp.head_dim);
+            m.rope_factors = llama3_rope_factors(*rope, hp.rope_theta, hp.head_dim, where);
         } else if (type != "default") {
             fail("rope_scaling type '" + type + "' is not supported (llama3)");
         }
@@ -160,8 +161,8 @@ int64_t src_row(int64_t r, int64_t head_dim) {
 class TensorAdder {
 public:
     TensorAdder(GGUFWriter& w, std::string dir, std::shared_ptr<const SafetensorsModel> st,
-                const ConvertOptions& opts)
-        : w_(w), dir_(std::move(dir)), st_(std::move(st)), opts_(opts) {}
+                const ConvertOptions& opts, const ModelLayout& model)
+        : w_(w), dir_(std::move(dir)), st_(std::move(st)), opts_(opts), model_(model) {}
 
     // Adds GGUF tensor `name` from HF tensor `hf` of shape [rows][cols] (rows 0: 1-D of
     // cols); `head_dim` > 0 un-permutes its rows for RoPE. Error when the checkpoint lacks
@@ -182,7 +183,7 @@ public:
         }
         const int64_t n_rows = rows ? rows : 1;
         auto st = st_;  // keeps the mappings alive until the writer asks for the data
-        add_float_tensor(w_, name, n_rows, cols, opts_, [st, t, head_dim](std::vector<float>& f) {
+        auto source = [st, t, head_dim](std::vector<float>& f) {
             f.resize(size_t(t->n_elements()));
             if (head_dim == 0) {
                 t->rows_to_float(0, t->rows(), f.data());
@@ -197,7 +198,8 @@ public:
                 }
             }
             return f.data();
-        });
+        };
+        add_float_tensor(w_, name, n_rows, cols, opts_, model_, source);
     }
 
     bool has(const std::string& hf) const { return st_->find(hf) != nullptr; }
@@ -223,6 +225,7 @@ private:
     std::string dir_;
     std::shared_ptr<const SafetensorsModel> st_;
     const ConvertOptions& opts_;
+    ModelLayout model_;
     std::set<std::string> used_;
 };
 
@@ -250,12 +253,14 @@ void convert(const std::string& dir, const std::string& out, const ConvertOption
         gw.set("tokenizer.chat_template", GGUFValue::string(tok.chat_template));
     }
 
+    // token_embd is the output matrix too when tied embeddings leave no lm_head to write.
+    const ModelLayout model{hp.n_layer, m.tied_embeddings && !st->find("lm_head.weight")};
     if (!m.rope_factors.empty()) {
         const auto factors = std::make_shared<const std::vector<float>>(m.rope_factors);
-        add_float_tensor(gw, "rope_freqs.weight", 1, int64_t(factors->size()), opts,
+        add_float_tensor(gw, "rope_freqs.weight", 1, int64_t(factors->size()), opts, model,
                          [factors](auto&) { return factors->data(); });
     }
-    TensorAdder t(gw, dir, st, opts);
+    TensorAdder t(gw, dir, st, opts, model);
     const int64_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), hd = hp.head_dim;
     t.add("token_embd.weight", "model.embed_tokens.weight", hp.n_vocab, hp.n_embd);
     for (int64_t l = 0; l < hp.n_layer; l++) {

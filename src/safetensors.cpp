@@ -92,6 +92,7 @@ int64_t SafeTensor::n_elements() const {
 void SafeTensor::rows_to_float(int64_t row, int64_t n, float* dst) const {
     const auto& tr = ggml_lite::traits(type);
     const int64_t count = n * cols();
+    if (count == 0) return;
     const uint8_t* src = data + size_t(row * cols()) * tr.type_size;
     if (reinterpret_cast<uintptr_t>(src) % tr.type_size == 0) {
         tr.to_float(src, dst, count);

@@ -38,7 +38,7 @@ inline std::string safetensors_bytes(const std::vector<StTensor>& tensors, bool 
     for (const StTensor& t : tensors) {
         const auto& tr = ggml_lite::traits(t.type);
         std::string bytes(t.values.size() * tr.type_size, '\0');
-        tr.from_float(t.values.data(), bytes.data(), int64_t(t.values.size()));
+        if (!bytes.empty()) tr.from_float(t.values.data(), bytes.data(), int64_t(t.values.size()));
         header[t.name] = {{"dtype", st_dtype(t.type)},
                           {"shape", t.shape},
                           {"data_offsets", {data.size(), data.size() + bytes.size()}}};
