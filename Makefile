@@ -50,6 +50,7 @@ models/stories260K.gguf: | build
 	  echo "stories260K.bin and tok512.bin not found in models/ or $(SHARED)/models/:"; \
 	  echo "download them from https://huggingface.co/karpathy/tinyllamas/tree/main/stories260K"; \
 	  exit 1; fi
+	@mkdir -p models
 	$(BUILD)/lila convert $(STORIES_BIN) --tokenizer $(STORIES_TOK) -o $@ --type q8_0
 
 run: build models/stories260K.gguf
