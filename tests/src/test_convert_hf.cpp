@@ -277,7 +277,7 @@ std::vector<test::StTensor> random_model(const test::TempDir& dir, json config, 
     add("model.layers.0.mlp.up_proj.weight", {ff, dim});
     add("model.layers.0.mlp.down_proj.weight", {dim, ff});
     add("model.norm.weight", {dim});
-    add("lm_head.weight", {vocab, dim});
+    if (!config.value("tie_word_embeddings", false)) add("lm_head.weight", {vocab, dim});
     test::write_checkpoint(dir, t);
     test::write_json(dir.path("config.json"), config);
     test::write_json(dir.path("tokenizer.json"), test::spm_tokenizer_json(read_llama2c_tokenizer(
@@ -378,6 +378,36 @@ TEST(ConvertHf, Llama3RopeFactors) {
     }
     EXPECT_GT(interpolated, 3);
     EXPECT_EQ(Model::load(out)->rope_freq_factors.size(), 64u);
+}
+
+// A Llama 3.2-style directory: byte-level tokenizer files, tied embeddings, 128256 tokens.
+TEST(ConvertHf, Llama3Directory) {
+    test::TempDir dir;
+    json c = small_config("LlamaForCausalLM");
+    c["vocab_size"] = 128256, c["tie_word_embeddings"] = true;
+    random_model(dir, c, false);
+    for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
+        fs::copy_file(test::shared_path(std::string("tokenizers/llama3/") + f), dir.path(f),
+                      fs::copy_options::overwrite_existing);
+    }
+    test::write_json(dir.path("generation_config.json"),
+                     {{"eos_token_id", {128001, 128008, 128009}}});
+    const std::string out = convert_dir(dir, Type::Q8_0);
+    auto f = GGUFFile::open(out);
+    EXPECT_EQ(f->get_string("tokenizer.ggml.model"), "gpt2");
+    EXPECT_EQ(f->get_string("tokenizer.ggml.pre"), "llama-bpe");
+    EXPECT_EQ(f->get_string_array("tokenizer.ggml.merges")->size(), 280147u);
+    EXPECT_EQ(f->get_int("tokenizer.ggml.bos_token_id"), 128000);
+    EXPECT_EQ(f->get_int("tokenizer.ggml.eos_token_id"), 128001);
+    EXPECT_EQ(f->get_int("tokenizer.ggml.eot_token_id"), 128009);
+    EXPECT_EQ(f->get_bool("tokenizer.ggml.add_bos_token"), true);
+    EXPECT_NE(f->get_string("tokenizer.chat_template")->find("<|eot_id|>"), std::string::npos);
+    EXPECT_EQ(f->find_tensor("output.weight"), nullptr);
+
+    auto m = Model::load(out);
+    EXPECT_EQ(m->output.data, m->tok_embd.data);
+    const Ids ids = m->tokenizer().encode("Hello", m->tokenizer().vocab().add_bos, false);
+    EXPECT_EQ(ids, (Ids{128000, 9906}));
 }
 
 // --- tokenizer.json reader --------------------------------------------------------------
