@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <memory>
 
 #include "convert.h"
@@ -5,8 +6,24 @@
 
 namespace lila {
 
-void set_llama_metadata(GGUFWriter& w, const HParams& hp, const std::string& name,
-                        ggml_lite::Type type) {
+namespace {
+
+// The layers (one past the highest N of a "blk.N." tensor) and whether the output matrix is
+// token_embd's, read from the tensors themselves, whatever the architecture.
+ModelLayout layout_of(const GGUFFile& f) {
+    ModelLayout m;
+    bool has_output = false;
+    for (const GGUFTensorInfo& t : f.tensors()) {
+        has_output |= t.name == "output.weight";
+        m.n_layer = std::max(m.n_layer, tensor_layer(t.name) + 1);
+    }
+    m.tied_output = !has_output;
+    return m;
+}
+
+}  // namespace
+
+void set_llama_metadata(GGUFWriter& w, const HParams& hp, const std::string& name, FileType type) {
     auto u32 = [](int64_t v) { return GGUFValue::u32(static_cast<uint32_t>(v)); };
     w.set("general.architecture", GGUFValue::string("llama"));
     w.set("general.name", GGUFValue::string(name));
@@ -25,10 +42,10 @@ void set_llama_metadata(GGUFWriter& w, const HParams& hp, const std::string& nam
 }
 
 void add_float_tensor(GGUFWriter& w, const std::string& name, int64_t rows, int64_t cols,
-                      const ConvertOptions& opts, FloatSource source) {
+                      const ConvertOptions& opts, const ModelLayout& model, FloatSource source) {
     const std::vector<int64_t> shape =
         rows == 1 ? std::vector<int64_t>{cols} : std::vector<int64_t>{cols, rows};
-    const ggml_lite::Type type = storage_type(opts.type, shape);
+    const ggml_lite::Type type = tensor_type(opts.type, name, shape, model);
     const int n_threads = opts.n_threads;
     w.add_tensor(name, type, shape, [=](std::vector<uint8_t>& bytes) {
         std::vector<float> scratch;
@@ -44,8 +61,9 @@ void requantize_gguf(const std::string& in, const std::string& out, const Conver
     gw.set("general.file_type", GGUFValue::u32(gguf_file_type(opts.type)));
     if (!opts.name.empty()) gw.set("general.name", GGUFValue::string(opts.name));
 
+    const ModelLayout model = layout_of(*src);
     for (const GGUFTensorInfo& t : src->tensors()) {
-        const ggml_lite::Type type = storage_type(opts.type, t.shape);
+        const ggml_lite::Type type = tensor_type(opts.type, t.name, t.shape, model);
         const int n_threads = opts.n_threads;
         gw.add_tensor(t.name, type, t.shape, [src, &t, type, n_threads](std::vector<uint8_t>& bytes) {
             if (type == t.type) {

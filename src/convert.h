@@ -8,27 +8,28 @@
 #include "ggml-lite/type.h"
 #include "gguf.h"
 #include "model.h"
+#include "quantize.h"
 
 namespace lila {
 
 struct ConvertOptions {
-    ggml_lite::Type type = ggml_lite::Type::F32;  // for matrices; see storage_type()
+    FileType type = ggml_lite::Type::F32;  // for matrices; see tensor_type()
     int n_threads = 1;
     std::string name;  // general.name; empty: keep the input's, or its file name
 };
 
-// Writes general.* and llama.* metadata for a model of shape `hp` whose matrices are `type`.
-void set_llama_metadata(GGUFWriter& w, const HParams& hp, const std::string& name,
-                        ggml_lite::Type type);
+// Writes general.* and llama.* metadata for a model of shape `hp` written as file type `type`.
+void set_llama_metadata(GGUFWriter& w, const HParams& hp, const std::string& name, FileType type);
 
 // Supplies a tensor's values as floats when the writer asks for them: returns rows × cols
 // floats, either in place (a mapped checkpoint) or filled into `scratch`.
 using FloatSource = std::function<const float*(std::vector<float>& scratch)>;
 
 // Adds a tensor of `rows` × `cols` (1 row: a 1-D tensor) stored as
-// storage_type(opts.type, shape), converted from the source's floats one tensor at a time.
+// tensor_type(opts.type, name, shape, model), converted from the source's floats one tensor at
+// a time.
 void add_float_tensor(GGUFWriter& w, const std::string& name, int64_t rows, int64_t cols,
-                      const ConvertOptions& opts, FloatSource source);
+                      const ConvertOptions& opts, const ModelLayout& model, FloatSource source);
 
 // Converts the Hugging Face model directory DIR (config.json, model.safetensors or shards
 // with model.safetensors.index.json, tokenizer.json, tokenizer_config.json, ...) into a GGUF
@@ -42,8 +43,8 @@ void add_float_tensor(GGUFWriter& w, const std::string& name, int64_t rows, int6
 void convert_hf(const std::string& dir, const std::string& out, const ConvertOptions& opts,
                 const GGUFWriter::Progress& progress = {});
 
-// Re-encodes every tensor of a GGUF model at opts.type (1-D tensors stay F32), keeping all
-// metadata. Output written atomically.
+// Re-encodes every tensor of a GGUF model as tensor_type() picks for opts.type (1-D tensors
+// stay F32), keeping all metadata. Output written atomically.
 void requantize_gguf(const std::string& in, const std::string& out, const ConvertOptions& opts,
                      const GGUFWriter::Progress& progress = {});
 

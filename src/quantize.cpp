@@ -1,13 +1,116 @@
 #include "quantize.h"
 
+#include <cctype>
+
 namespace lila {
 
 using ggml_lite::Type;
 
-Type storage_type(Type want, const std::vector<int64_t>& shape) {
+namespace {
+
+// What --type accepts, in the order help lists it.
+const std::vector<FileType>& file_types() {
+    static const std::vector<FileType> types = {Type::F32,  Type::F16,         Type::BF16,
+                                                Type::Q8_0, Type::Q4_0,        Type::Q4_K,
+                                                Type::Q6_K, FileType::Q4_K_M()};
+    return types;
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); i++) {
+        if (std::tolower(static_cast<unsigned char>(a[i])) !=
+            std::tolower(static_cast<unsigned char>(b[i]))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// llama.cpp's Q4_K_M rules for a Llama-family model: Q6_K where quantization errors cost
+// most, the output matrix and the value and FFN-down projections of some layers.
+Type q4_k_m_type(const std::string& name, const ModelLayout& model) {
+    if (name == "output.weight" || (model.tied_output && name == "token_embd.weight")) {
+        return Type::Q6_K;
+    }
+    const int64_t layer = tensor_layer(name);
+    const bool more_bits = layer >= 0 && use_more_bits(layer, model.n_layer);
+    const bool sensitive = name.find("attn_v.weight") != std::string::npos ||
+                           name.find("ffn_down") != std::string::npos;
+    return more_bits && sensitive ? Type::Q6_K : Type::Q4_K;
+}
+
+// `type`, or what stands in for it when rows of `row` values do not split into its blocks.
+Type fitting_type(Type type, int64_t row) {
+    if (row % ggml_lite::block_size(type) == 0) return type;
+    if (type == Type::Q4_K || type == Type::Q6_K) type = Type::Q8_0;
+    return row % ggml_lite::block_size(type) == 0 ? type : Type::F16;
+}
+
+}  // namespace
+
+std::optional<FileType> file_type_from_name(std::string_view name) {
+    for (const FileType& ft : file_types()) {
+        if (same_name(name, file_type_name(ft))) return ft;
+    }
+    return std::nullopt;
+}
+
+std::string file_type_name(FileType ft) {
+    return std::string(ggml_lite::type_name(ft.base)) + (ft.q4_k_m ? "_m" : "");
+}
+
+std::string file_type_names() {
+    std::string names;
+    for (const FileType& ft : file_types())
+        names += (names.empty() ? "" : ", ") + file_type_name(ft);
+    return names;
+}
+
+uint32_t gguf_file_type(FileType ft) {
+    if (ft.q4_k_m) return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+    switch (ft.base) {
+        case Type::F32:
+            return 0;
+        case Type::F16:
+            return 1;
+        case Type::Q4_0:
+            return 2;
+        case Type::Q8_0:
+            return 7;
+        // llama.cpp has no all-Q4_K file type; its "mostly Q4_K" one is Q4_K_S.
+        case Type::Q4_K:
+            return 14;
+        case Type::Q6_K:
+            return 18;
+        case Type::BF16:
+            return 32;
+        case Type::Q8_K:
+            break;  // not a tensor type
+    }
+    return 0;
+}
+
+int64_t tensor_layer(const std::string& name) {
+    constexpr std::string_view prefix = "blk.";
+    if (name.compare(0, prefix.size(), prefix) != 0) return -1;
+    int64_t layer = 0;
+    size_t i = prefix.size();
+    for (; i < name.size() && i < prefix.size() + 9; i++) {  // at most 9 digits: no overflow
+        if (!std::isdigit(static_cast<unsigned char>(name[i]))) break;
+        layer = layer * 10 + (name[i] - '0');
+    }
+    return i > prefix.size() && i < name.size() && name[i] == '.' ? layer : -1;
+}
+
+bool use_more_bits(int64_t layer, int64_t n_layer) {
+    return layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2;
+}
+
+Type tensor_type(FileType ft, const std::string& name, const std::vector<int64_t>& shape,
+                 const ModelLayout& model) {
     if (shape.size() < 2) return Type::F32;
-    if (shape[0] % ggml_lite::block_size(want) != 0) return Type::F16;
-    return want;
+    return fitting_type(ft.q4_k_m ? q4_k_m_type(name, model) : ft.base, shape[0]);
 }
 
 void quantize_rows(const float* src, Type type, int64_t rows, int64_t cols, int n_threads,
@@ -17,17 +120,6 @@ void quantize_rows(const float* src, Type type, int64_t rows, int64_t cols, int 
     const auto from_float = ggml_lite::traits(type).from_float;
 #pragma omp parallel for schedule(static) num_threads(n_threads)
     for (int64_t r = 0; r < rows; r++) from_float(src + r * cols, out.data() + r * row_bytes, cols);
-}
-
-uint32_t gguf_file_type(Type type) {
-    switch (type) {
-        case Type::F32: return 0;
-        case Type::F16: return 1;
-        case Type::Q4_0: return 2;
-        case Type::Q8_0: return 7;
-        case Type::BF16: return 32;
-    }
-    return 0;
 }
 
 }  // namespace lila

@@ -82,10 +82,11 @@ void write_random_model(const std::string& preset, const std::string& out,
     synthetic_vocab(p->n_vocab).to_gguf(w);
 
     uint64_t tensor_seed = seed;
+    const ModelLayout model{p->n_layer, false};  // output.weight is always written
     auto add = [&](const std::string& name, int64_t rows, int64_t cols) {
         const uint64_t s0 = splitmix64(tensor_seed);
         const int n_threads = opts.n_threads;
-        add_float_tensor(w, name, rows, cols, opts, [=](std::vector<float>& f) {
+        add_float_tensor(w, name, rows, cols, opts, model, [=](std::vector<float>& f) {
             f.assign(rows * cols, 1.0f);  // norms: 1
             if (rows == 1) return f.data();
             const float a = 0.02f * std::sqrt(3.0f);  // uniform(-a, a) has std 0.02

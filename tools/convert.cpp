@@ -7,12 +7,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "common.h"
 #include "src/convert.h"
 #include "src/error.h"
 #include "src/gguf.h"
 #include "src/llama2c.h"
+#include "src/quantize.h"
 #include "src/random_model.h"
 
 namespace lila::tools {
@@ -55,13 +58,21 @@ void summarise(const std::string& in, const std::string& out, double seconds) {
     std::fprintf(stderr, "wrote %s: %.2f MB (input %.2f MB), %.2f bits per weight, %.1f s\n",
                  out.c_str(), model->file_size() / 1e6, in_size / 1e6,
                  elements ? 8.0 * bytes / elements : 0.0, seconds);
+    // The matrices by type: what a mix, or a fallback for rows that do not fit, gave.
+    std::map<std::string, int> matrices;
+    for (const GGUFTensorInfo& t : model->tensors()) {
+        if (t.shape.size() >= 2) matrices[ggml_lite::type_name(t.type)]++;
+    }
+    std::string line;
+    for (const auto& [type, count] : matrices) line += " " + std::to_string(count) + " " + type;
+    std::fprintf(stderr, "matrices:%s\n", line.c_str());
 }
 
 void run(const ConvertArgs& a) {
     ConvertOptions opts;
-    const auto type = ggml_lite::type_from_name(a.type);
+    const auto type = file_type_from_name(a.type);
     if (!type)
-        throw Error("unknown --type '" + a.type + "' (supported: f32, f16, bf16, q8_0, q4_0)");
+        throw Error("unknown --type '" + a.type + "' (supported: " + file_type_names() + ")");
     opts.type = *type;
     opts.n_threads = a.threads > 0 ? a.threads : physical_cores();
     opts.name = a.name;
@@ -100,7 +111,9 @@ void register_convert(CLI::App& app) {
                                 "write random weights at a preset's shapes instead:" + presets);
     in->excludes(rnd);
     cmd->add_option("-o,--output", a->output, "output GGUF file")->required();
-    cmd->add_option("--type", a->type, "weight type: f32, f16, bf16, q8_0, q4_0");
+    cmd->add_option(
+        "--type", a->type,
+        "weight type: " + file_type_names() + " (q4_k_m: llama.cpp's mix of Q4_K and Q6_K)");
     cmd->add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer.bin (llama2.c input)");
     cmd->add_option("--name", a->name, "model name stored in the file");
     cmd->add_option("-t,--threads", a->threads, "threads (default: physical cores)")

@@ -232,12 +232,12 @@ void k_rows(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, floa
     typename K::Acc acc[NR];
     for (int64_t b = 0; b < n / QK_K; b++) {
         for (int r = 0; r < NR; r++) {
-            const auto* row = reinterpret_cast<const Block*>(w + r * w_stride);
+            const uint8_t* block = w + r * w_stride + b * sizeof(Block);
             // As the 32-blocks do: fetch the same block of the next tile's rows, every line.
-            const char* ahead = reinterpret_cast<const char*>(row + b) + NR * w_stride;
+            const uint8_t* ahead = block + NR * w_stride;
             for (size_t off = 0; off < sizeof(Block); off += 64) __builtin_prefetch(ahead + off);
             __builtin_prefetch(ahead + sizeof(Block) - 1);
-            K::step(row[b], xb[b], acc[r]);
+            K::step(*reinterpret_cast<const Block*>(block), xb[b], acc[r]);
         }
     }
     for (int r = 0; r < NR; r++) y[r] = acc[r].total();

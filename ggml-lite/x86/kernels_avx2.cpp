@@ -457,13 +457,10 @@ void k_rows(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, floa
     typename K::Acc acc[NR];
     for (int64_t b = 0; b < n / QK_K; b++) {
         for (int r = 0; r < NR; r++) {
-            const auto* row = reinterpret_cast<const Block*>(w + r * w_stride);
-            // As the 32-blocks do: fetch the same block of the next tile's rows, every line.
-            const char* ahead = reinterpret_cast<const char*>(row + b) + NR * w_stride;
-            for (size_t off = 0; off < sizeof(Block); off += 64)
-                _mm_prefetch(ahead + off, _MM_HINT_T0);
-            _mm_prefetch(ahead + sizeof(Block) - 1, _MM_HINT_T0);
-            K::step(row[b], xb[b], acc[r]);
+            const uint8_t* block = w + r * w_stride + b * sizeof(Block);
+            // As the 32-blocks do: fetch the same block of the next tile's rows.
+            prefetch_range<sizeof(Block)>(block + NR * w_stride);
+            K::step(*reinterpret_cast<const Block*>(block), xb[b], acc[r]);
         }
     }
     for (int r = 0; r < NR; r++) y[r] = acc[r].total();

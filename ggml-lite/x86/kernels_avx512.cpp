@@ -335,11 +335,16 @@ void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
     __builtin_memcpy(out, u, 16);
 }
 
-// 32 int16 lanes: a in the low 16, b in the high 16.
-__m512i halves_epi16(int16_t a, int16_t b) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(a)), _mm256_set1_epi16(b),
-                              1);
-}
+// The word index of sub-block 2g's scale for the low 16 int16 lanes of the 64 values
+// 64g..64g+63, of sub-block 2g + 1's for the high 16.
+struct Q4ScaleIndex {
+    alignas(64) int16_t idx[4][32];
+    constexpr Q4ScaleIndex() : idx() {
+        for (int g = 0; g < 4; g++) {
+            for (int i = 0; i < 32; i++) idx[g][i] = static_cast<int16_t>(2 * g + i / 16);
+        }
+    }
+};
 
 struct Q4K {
     using Block = block_q4_K;
@@ -364,19 +369,25 @@ struct Q4K {
             _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
         acc.m = _mm_fmadd_ps(_mm_set1_ps(_cvtsh_ss(w.dmin) * x.d),
                              _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs)), acc.m);
+        static constexpr Q4ScaleIndex kIndex;
+        const __m512i scales = _mm512_castsi128_si512(
+            _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm))));
         const __m512i mask = _mm512_set1_epi8(0x0f);
-        __m512i sum = _mm512_setzero_si512();
+        // Shifts the upper 256 bits right by 4: high nibbles there, low ones below.
+        const __m512i shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+        // Two sums: the dependent vpdpwssd chain is half as long.
+        __m512i sum[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
         for (int g = 0; g < QK_K / 64; g++) {
             // Values 64g..64g+63 in order: the low nibbles (sub-block 2g), then the high ones.
-            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * g));
-            const __m512i v = _mm512_and_si512(
-                _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1), mask);
+            const __m512i q = _mm512_broadcast_i64x4(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * g)));
+            const __m512i v = _mm512_and_si512(_mm512_srlv_epi16(q, shift), mask);
             const __m512i xq = _mm512_loadu_si512(x.qs + 64 * g);
-            sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(v, xq),
-                                      halves_epi16(sm[2 * g], sm[2 * g + 1]));
+            const __m512i sc = _mm512_permutexvar_epi16(_mm512_load_si512(kIndex.idx[g]), scales);
+            sum[g % 2] = _mm512_dpwssd_epi32(sum[g % 2], _mm512_maddubs_epi16(v, xq), sc);
         }
-        acc.s =
-            _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss(w.d) * x.d), _mm512_cvtepi32_ps(sum), acc.s);
+        acc.s = _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss(w.d) * x.d),
+                                _mm512_cvtepi32_ps(_mm512_add_epi32(sum[0], sum[1])), acc.s);
     }
 };
 
@@ -444,14 +455,10 @@ void k_rows(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, floa
     typename K::Acc acc[NR];
     for (int64_t b = 0; b < n / QK_K; b++) {
         for (int r = 0; r < NR; r++) {
-            const auto* row = reinterpret_cast<const Block*>(w + r * w_stride);
-            // As the 32-blocks do: fetch the same block of the next tile's rows, every line.
-            const char* ahead = reinterpret_cast<const char*>(row + b) + NR * w_stride;
-            for (size_t off = 0; off < sizeof(Block); off += 64) {
-                _mm_prefetch(ahead + off, _MM_HINT_T0);
-            }
-            _mm_prefetch(ahead + sizeof(Block) - 1, _MM_HINT_T0);
-            K::step(row[b], xb[b], acc[r]);
+            const uint8_t* block = w + r * w_stride + b * sizeof(Block);
+            // As the 32-blocks do: fetch the same block of the next tile's rows.
+            prefetch_range<sizeof(Block)>(block + NR * w_stride);
+            K::step(*reinterpret_cast<const Block*>(block), xb[b], acc[r]);
         }
     }
     for (int r = 0; r < NR; r++) y[r] = acc[r].total();

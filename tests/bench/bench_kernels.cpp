@@ -38,7 +38,7 @@ struct Shape {
 };
 constexpr Shape kShapes[] = {{2048, 2048}, {5632, 2048}};
 constexpr Shape kL2Shape = {512, 2048};  // 0.3-0.6 MB: stays in a core's L2
-constexpr Type kTypes[] = {Type::Q8_0, Type::Q4_0};
+constexpr Type kTypes[] = {Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K};
 constexpr Isa kIsas[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod};
 constexpr int kThreads[] = {1, 2};
 

@@ -561,7 +561,9 @@ TEST_F(GGUF, RejectsBadTensorInfos) {
     expect_rejected(file(tensor_info("w", {uint64_t(1) << 40}, 0, 0)),
                     "1099511627776 elements of f32 are more than the whole file holds");
     expect_rejected(file(tensor_info("w", {8}, 99, 0)), "('w'): unknown type id 99");
-    expect_rejected(file(tensor_info("w", {256}, 12, 0)), "type q4_K (id 12) is not supported");
+    expect_rejected(file(tensor_info("w", {256}, 13, 0)), "type q5_K (id 13) is not supported");
+    // Q8_K is only ever an activation type: a tensor of it is no model lila (or ggml) runs.
+    expect_rejected(file(tensor_info("w", {256}, 15, 0)), "type q8_K (id 15) is not supported");
     expect_rejected(file(tensor_info("w", {16}, 8, 0)),
                     "row length 16 is not a multiple of the q8_0 block size 32");
     expect_rejected(file(tensor_info("w", {8}, 0, 0) + tensor_info("w", {8}, 0, 32), 2),
