@@ -151,38 +151,48 @@ int32x4_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
     return dot_bytes(dot_bytes(vdupq_n_s32(0), a0, vld1q_s8(b)), a1, vld1q_s8(b + 16));
 }
 
+// Each step is one weight super-block against NT tokens' activation blocks: the weights are
+// unpacked once for all of them (prefill), and each token's sums run exactly as they would
+// alone, so results do not depend on NT.
 struct Q4K {
     using Block = block_q4_K;
-    // One row's sums so far: lane 0 the scales part, lane 1 the (negated) mins part.
+    // One row's sums so far for one token: lane 0 the scales part, lane 1 the (negated) mins.
     struct Acc {
         float32x2_t v = vdup_n_f32(0.0f);
         float total() const { return vaddv_f32(v); }
     };
-    static void step(const block_q4_K& w, const block_q8_K& x, Acc& acc) {
+    template <int NT>
+    static void step(const block_q4_K& w, const block_q8_K* const* x, Acc* acc) {
         uint8_t sm[16];
         q4_K_scales_mins(w.scales, sm);
-        // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
-        const int16x8_t bs = vpaddq_s16(vld1q_s16(x.bsums), vld1q_s16(x.bsums + 8));
         const int16x8_t mins = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(sm + 8)));
-        const int32x4_t mprod =
-            vmlal_high_s16(vmull_s16(vget_low_s16(mins), vget_low_s16(bs)), mins, bs);
         const uint8x16_t mask = vdupq_n_u8(0x0f);
-        int32x4_t sum = vdupq_n_s32(0);
+        int32x4_t sum[NT];
+        for (int t = 0; t < NT; t++) sum[t] = vdupq_n_s32(0);
         for (int g = 0; g < QK_K / 64; g++) {
             const uint8x16_t q0 = vld1q_u8(w.qs + 32 * g);
             const uint8x16_t q1 = vld1q_u8(w.qs + 32 * g + 16);
-            const int8_t* xq = x.qs + 64 * g;
-            const int32x4_t lo = dot32(vreinterpretq_s8_u8(vandq_u8(q0, mask)),
-                                       vreinterpretq_s8_u8(vandq_u8(q1, mask)), xq);
-            const int32x4_t hi = dot32(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)),
-                                       vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), xq + 32);
-            sum = vmlaq_n_s32(sum, lo, sm[2 * g]);
-            sum = vmlaq_n_s32(sum, hi, sm[2 * g + 1]);
+            const int8x16_t lo0 = vreinterpretq_s8_u8(vandq_u8(q0, mask));
+            const int8x16_t lo1 = vreinterpretq_s8_u8(vandq_u8(q1, mask));
+            const int8x16_t hi0 = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4));
+            const int8x16_t hi1 = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
+            for (int t = 0; t < NT; t++) {
+                const int8_t* xq = x[t]->qs + 64 * g;
+                sum[t] = vmlaq_n_s32(sum[t], dot32(lo0, lo1, xq), sm[2 * g]);
+                sum[t] = vmlaq_n_s32(sum[t], dot32(hi0, hi1, xq + 32), sm[2 * g + 1]);
+            }
         }
-        const int32x2_t ints = vset_lane_s32(vaddvq_s32(mprod), vdup_n_s32(vaddvq_s32(sum)), 1);
-        const float32x2_t scales =
-            vset_lane_f32(-half_to_float(w.dmin) * x.d, vdup_n_f32(half_to_float(w.d) * x.d), 1);
-        acc.v = vfma_f32(acc.v, scales, vcvt_f32_s32(ints));
+        const float d = half_to_float(w.d), dmin = half_to_float(w.dmin);
+        for (int t = 0; t < NT; t++) {
+            // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
+            const int16x8_t bs = vpaddq_s16(vld1q_s16(x[t]->bsums), vld1q_s16(x[t]->bsums + 8));
+            const int32x4_t mprod =
+                vmlal_high_s16(vmull_s16(vget_low_s16(mins), vget_low_s16(bs)), mins, bs);
+            const int32x2_t ints =
+                vset_lane_s32(vaddvq_s32(mprod), vdup_n_s32(vaddvq_s32(sum[t])), 1);
+            const float32x2_t scales = vset_lane_f32(-dmin * x[t]->d, vdup_n_f32(d * x[t]->d), 1);
+            acc[t].v = vfma_f32(acc[t].v, scales, vcvt_f32_s32(ints));
+        }
     }
 };
 
@@ -192,10 +202,12 @@ struct Q6K {
         float32x2_t v = vdup_n_f32(0.0f);  // both lanes carry the sum
         float total() const { return vget_lane_f32(v, 0); }
     };
-    static void step(const block_q6_K& w, const block_q8_K& x, Acc& acc) {
+    template <int NT>
+    static void step(const block_q6_K& w, const block_q8_K* const* x, Acc* acc) {
         const uint8x16_t low4 = vdupq_n_u8(0x0f), low2 = vdupq_n_u8(0x03);
         const int8x16_t offset = vdupq_n_s8(32);
-        int32x4_t sum = vdupq_n_s32(0);
+        int32x4_t sum[NT];
+        for (int t = 0; t < NT; t++) sum[t] = vdupq_n_s32(0);
         for (int h = 0; h < QK_K / 128; h++) {
             const uint8_t* ql = w.ql + 64 * h;
             const uint8_t* qh = w.qh + 32 * h;
@@ -212,35 +224,54 @@ struct Q6K {
                 };
                 for (int k = 0; k < 4; k++) {
                     const int8x16_t level = vsubq_s8(vreinterpretq_s8_u8(q[k]), offset);
-                    const int32x4_t p = dot_bytes(vdupq_n_s32(0), level,
-                                                  vld1q_s8(x.qs + 128 * h + 32 * k + 16 * v));
-                    sum = vmlaq_n_s32(sum, p, w.scales[8 * h + 2 * k + v]);
+                    const int scale = w.scales[8 * h + 2 * k + v];
+                    for (int t = 0; t < NT; t++) {
+                        const int8x16_t xq = vld1q_s8(x[t]->qs + 128 * h + 32 * k + 16 * v);
+                        sum[t] = vmlaq_n_s32(sum[t], dot_bytes(vdupq_n_s32(0), level, xq), scale);
+                    }
                 }
             }
         }
-        acc.v = vfma_f32(acc.v, vdup_n_f32(half_to_float(w.d) * x.d),
-                         vcvt_f32_s32(vdup_n_s32(vaddvq_s32(sum))));
+        const float d = half_to_float(w.d);
+        for (int t = 0; t < NT; t++) {
+            acc[t].v = vfma_f32(acc[t].v, vdup_n_f32(d * x[t]->d),
+                                vcvt_f32_s32(vdup_n_s32(vaddvq_s32(sum[t]))));
+        }
     }
 };
 
-// NR weight rows against one token, each row's super-blocks in order, so a row's result does
-// not depend on NR (gemm_tile equals vec_dot).
-template <class K, int NR>
-void k_rows(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, float* y) {
+// NR weight rows × NT tokens, each pair's super-blocks in order, so a pair's result does not
+// depend on NR or NT (gemm_tile equals vec_dot).
+template <class K, int NR, int NT>
+void k_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, size_t x_stride,
+             float* y, int64_t y_stride) {
     using Block = typename K::Block;
-    const auto* xb = reinterpret_cast<const block_q8_K*>(x);
-    typename K::Acc acc[NR];
+    typename K::Acc acc[NR][NT];
     for (int64_t b = 0; b < n / QK_K; b++) {
+        const block_q8_K* xb[NT];
+        for (int t = 0; t < NT; t++) {
+            xb[t] = reinterpret_cast<const block_q8_K*>(x + t * x_stride) + b;
+        }
         for (int r = 0; r < NR; r++) {
             const uint8_t* block = w + r * w_stride + b * sizeof(Block);
             // As the 32-blocks do: fetch the same block of the next tile's rows, every line.
             const uint8_t* ahead = block + NR * w_stride;
             for (size_t off = 0; off < sizeof(Block); off += 64) __builtin_prefetch(ahead + off);
             __builtin_prefetch(ahead + sizeof(Block) - 1);
-            K::step(*reinterpret_cast<const Block*>(block), xb[b], acc[r]);
+            K::template step<NT>(*reinterpret_cast<const Block*>(block), xb, acc[r]);
         }
     }
-    for (int r = 0; r < NR; r++) y[r] = acc[r].total();
+    for (int r = 0; r < NR; r++) {
+        for (int t = 0; t < NT; t++) y[t * y_stride + r] = acc[r][t].total();
+    }
+}
+
+template <class K, int NR>
+void k_rows(int64_t n, const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, float* y,
+            int64_t ys, int nt) {
+    int t = 0;
+    for (; t + 2 <= nt; t += 2) k_block<K, NR, 2>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
+    if (t < nt) k_block<K, NR, 1>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
 }
 
 template <class K>
@@ -248,19 +279,18 @@ void k_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_
                  float* y, int64_t y_stride, int nr, int nt) {
     const auto* wb = static_cast<const uint8_t*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    for (int t = 0; t < nt; t++) {
-        int r = 0;
-        for (; r + 4 <= nr; r += 4)
-            k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
-        for (; r < nr; r++)
-            k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
-    }
+    int r = 0;
+    for (; r + 4 <= nr; r += 4)
+        k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
+    for (; r < nr; r++)
+        k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
 }
 
 template <class K>
 float k_vec_dot(int64_t n, const void* w, const void* x) {
     float y;
-    k_rows<K, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), &y);
+    k_block<K, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y,
+                     0);
     return y;
 }
 

@@ -359,43 +359,53 @@ void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
     __builtin_memcpy(out, u, 16);
 }
 
+// Each step is one weight super-block against NT tokens' activation blocks: the weights are
+// unpacked once for all of them (prefill), and each token's sums run exactly as they would
+// alone, so results do not depend on NT.
 struct Q4K {
     using Block = block_q4_K;
-    // One row's sums so far: scales part (8 lanes) and mins part (4 lanes).
+    // One row's sums so far for one token: scales part (8 lanes) and mins part (4 lanes).
     struct Acc {
         __m256 s = _mm256_setzero_ps();
         __m128 m = _mm_setzero_ps();
         float total() const { return hsum(s) - hsum(m); }
     };
-    static void step(const block_q4_K& w, const block_q8_K& x, Acc& acc) {
+    template <int NT>
+    static void step(const block_q4_K& w, const block_q8_K* const* x, Acc* acc) {
         alignas(16) uint8_t sm[16];
         q4_K_scales_mins(w.scales, sm);
-        const float dx = x.d;
-        // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
-        const __m128i bs =
-            _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)),
-                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8)));
         const __m128i mins =
             _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
-        acc.m = _mm_fmadd_ps(_mm_set1_ps(_cvtsh_ss(w.dmin) * dx),
-                             _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs)), acc.m);
+        const float d = _cvtsh_ss(w.d), dmin = _cvtsh_ss(w.dmin);
+        for (int t = 0; t < NT; t++) {
+            // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
+            const __m128i bs =
+                _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t]->bsums)),
+                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t]->bsums + 8)));
+            acc[t].m = _mm_fmadd_ps(_mm_set1_ps(dmin * x[t]->d),
+                                    _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs)), acc[t].m);
+        }
         const __m256i mask = _mm256_set1_epi8(0x0f);
-        __m256i sum = _mm256_setzero_si256();
+        __m256i sum[NT];
+        for (int t = 0; t < NT; t++) sum[t] = _mm256_setzero_si256();
         for (int g = 0; g < QK_K / 64; g++) {
             const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * g));
             const __m256i lo = _mm256_and_si256(q, mask);                        // sub-block 2g
             const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);  // 2g + 1
-            const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * g));
-            const __m256i xh =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * g + 32));
-            const __m256i pl =
-                _mm256_madd_epi16(_mm256_set1_epi16(sm[2 * g]), _mm256_maddubs_epi16(lo, xl));
-            const __m256i ph =
-                _mm256_madd_epi16(_mm256_set1_epi16(sm[2 * g + 1]), _mm256_maddubs_epi16(hi, xh));
-            sum = _mm256_add_epi32(sum, _mm256_add_epi32(pl, ph));
+            const __m256i sl = _mm256_set1_epi16(sm[2 * g]), sh = _mm256_set1_epi16(sm[2 * g + 1]);
+            for (int t = 0; t < NT; t++) {
+                const int8_t* xq = x[t]->qs + 64 * g;
+                const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq));
+                const __m256i xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32));
+                const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, xl));
+                const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, xh));
+                sum[t] = _mm256_add_epi32(sum[t], _mm256_add_epi32(pl, ph));
+            }
         }
-        acc.s =
-            _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(w.d) * dx), _mm256_cvtepi32_ps(sum), acc.s);
+        for (int t = 0; t < NT; t++) {
+            acc[t].s =
+                _mm256_fmadd_ps(_mm256_set1_ps(d * x[t]->d), _mm256_cvtepi32_ps(sum[t]), acc[t].s);
+        }
     }
 };
 
@@ -405,13 +415,17 @@ struct Q6K {
         __m256 s = _mm256_setzero_ps();
         float total() const { return hsum(s); }
     };
-    static void step(const block_q6_K& w, const block_q8_K& x, Acc& acc) {
+    template <int NT>
+    static void step(const block_q6_K& w, const block_q8_K* const* x, Acc* acc) {
         // The levels are q - 32: take 32 sum_k sc_k bsum_k off the sum of sc_k sum(q x).
-        const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales));
-        const __m256i offset =
-            _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)));
-        __m256i sum = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+        const __m256i sc16 =
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
+        __m256i sum[NT];
+        for (int t = 0; t < NT; t++) {
+            const __m256i offset = _mm256_madd_epi16(
+                sc16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            sum[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+        }
         const __m256i low4 = _mm256_set1_epi8(0x0f);
         for (int h = 0; h < QK_K / 128; h++) {
             const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.ql + 64 * h));
@@ -437,33 +451,52 @@ struct Q6K {
                 const int s = 8 * h + 2 * k;
                 const __m256i scale =
                     _mm256_setr_m128i(_mm_set1_epi16(w.scales[s]), _mm_set1_epi16(w.scales[s + 1]));
-                const __m256i xq =
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 128 * h + 32 * k));
-                sum =
-                    _mm256_add_epi32(sum, _mm256_madd_epi16(scale, _mm256_maddubs_epi16(q[k], xq)));
+                for (int t = 0; t < NT; t++) {
+                    const __m256i xq = _mm256_loadu_si256(
+                        reinterpret_cast<const __m256i*>(x[t]->qs + 128 * h + 32 * k));
+                    sum[t] = _mm256_add_epi32(
+                        sum[t], _mm256_madd_epi16(scale, _mm256_maddubs_epi16(q[k], xq)));
+                }
             }
         }
-        acc.s =
-            _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(w.d) * x.d), _mm256_cvtepi32_ps(sum), acc.s);
+        const float d = _cvtsh_ss(w.d);
+        for (int t = 0; t < NT; t++) {
+            acc[t].s =
+                _mm256_fmadd_ps(_mm256_set1_ps(d * x[t]->d), _mm256_cvtepi32_ps(sum[t]), acc[t].s);
+        }
     }
 };
 
-// NR weight rows against one token, each row's super-blocks in order, so a row's result does
-// not depend on NR (gemm_tile equals vec_dot).
-template <class K, int NR>
-void k_rows(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, float* y) {
+// NR weight rows × NT tokens, each pair's super-blocks in order, so a pair's result does not
+// depend on NR or NT (gemm_tile equals vec_dot).
+template <class K, int NR, int NT>
+void k_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, size_t x_stride,
+             float* y, int64_t y_stride) {
     using Block = typename K::Block;
-    const auto* xb = reinterpret_cast<const block_q8_K*>(x);
-    typename K::Acc acc[NR];
+    typename K::Acc acc[NR][NT];
     for (int64_t b = 0; b < n / QK_K; b++) {
+        const block_q8_K* xb[NT];
+        for (int t = 0; t < NT; t++) {
+            xb[t] = reinterpret_cast<const block_q8_K*>(x + t * x_stride) + b;
+        }
         for (int r = 0; r < NR; r++) {
             const uint8_t* block = w + r * w_stride + b * sizeof(Block);
             // As the 32-blocks do: fetch the same block of the next tile's rows.
             prefetch_range<sizeof(Block)>(block + NR * w_stride);
-            K::step(*reinterpret_cast<const Block*>(block), xb[b], acc[r]);
+            K::template step<NT>(*reinterpret_cast<const Block*>(block), xb, acc[r]);
         }
     }
-    for (int r = 0; r < NR; r++) y[r] = acc[r].total();
+    for (int r = 0; r < NR; r++) {
+        for (int t = 0; t < NT; t++) y[t * y_stride + r] = acc[r][t].total();
+    }
+}
+
+template <class K, int NR>
+void k_rows(int64_t n, const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, float* y,
+            int64_t ys, int nt) {
+    int t = 0;
+    for (; t + 2 <= nt; t += 2) k_block<K, NR, 2>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
+    if (t < nt) k_block<K, NR, 1>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
 }
 
 template <class K>
@@ -471,19 +504,18 @@ void k_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_
                  float* y, int64_t y_stride, int nr, int nt) {
     const auto* wb = static_cast<const uint8_t*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    for (int t = 0; t < nt; t++) {
-        int r = 0;
-        for (; r + 4 <= nr; r += 4)
-            k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
-        for (; r < nr; r++)
-            k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
-    }
+    int r = 0;
+    for (; r + 4 <= nr; r += 4)
+        k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
+    for (; r < nr; r++)
+        k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
 }
 
 template <class K>
 float k_vec_dot(int64_t n, const void* w, const void* x) {
     float y;
-    k_rows<K, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), &y);
+    k_block<K, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y,
+                     0);
     return y;
 }
 

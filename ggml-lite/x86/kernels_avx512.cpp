@@ -346,9 +346,12 @@ struct Q4ScaleIndex {
     }
 };
 
+// Each step is one weight super-block against NT tokens' activation blocks: the weights are
+// unpacked once for all of them (prefill), and each token's sums run exactly as they would
+// alone, so results do not depend on NT.
 struct Q4K {
     using Block = block_q4_K;
-    // One row's sums so far: scales part (16 lanes) and mins part (4 lanes).
+    // One row's sums so far for one token: scales part (16 lanes) and mins part (4 lanes).
     struct Acc {
         __m512 s = _mm512_setzero_ps();
         __m128 m = _mm_setzero_ps();
@@ -358,36 +361,46 @@ struct Q4K {
             return _mm512_reduce_add_ps(s) - _mm_cvtss_f32(t);
         }
     };
-    static void step(const block_q4_K& w, const block_q8_K& x, Acc& acc) {
+    template <int NT>
+    static void step(const block_q4_K& w, const block_q8_K* const* x, Acc* acc) {
+        static constexpr Q4ScaleIndex kIndex;
         alignas(16) uint8_t sm[16];
         q4_K_scales_mins(w.scales, sm);
-        // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
-        const __m128i bs =
-            _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)),
-                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8)));
         const __m128i mins =
             _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
-        acc.m = _mm_fmadd_ps(_mm_set1_ps(_cvtsh_ss(w.dmin) * x.d),
-                             _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs)), acc.m);
-        static constexpr Q4ScaleIndex kIndex;
+        const float d = _cvtsh_ss(w.d), dmin = _cvtsh_ss(w.dmin);
+        for (int t = 0; t < NT; t++) {
+            // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
+            const __m128i bs =
+                _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t]->bsums)),
+                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t]->bsums + 8)));
+            acc[t].m = _mm_fmadd_ps(_mm_set1_ps(dmin * x[t]->d),
+                                    _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs)), acc[t].m);
+        }
         const __m512i scales = _mm512_castsi128_si512(
             _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm))));
         const __m512i mask = _mm512_set1_epi8(0x0f);
         // Shifts the upper 256 bits right by 4: high nibbles there, low ones below.
         const __m512i shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
-        // Two sums: the dependent vpdpwssd chain is half as long.
-        __m512i sum[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+        // Two sums per token: the dependent vpdpwssd chains are half as long.
+        __m512i sum[NT][2];
+        for (int t = 0; t < NT; t++) sum[t][0] = sum[t][1] = _mm512_setzero_si512();
         for (int g = 0; g < QK_K / 64; g++) {
             // Values 64g..64g+63 in order: the low nibbles (sub-block 2g), then the high ones.
             const __m512i q = _mm512_broadcast_i64x4(
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * g)));
             const __m512i v = _mm512_and_si512(_mm512_srlv_epi16(q, shift), mask);
-            const __m512i xq = _mm512_loadu_si512(x.qs + 64 * g);
             const __m512i sc = _mm512_permutexvar_epi16(_mm512_load_si512(kIndex.idx[g]), scales);
-            sum[g % 2] = _mm512_dpwssd_epi32(sum[g % 2], _mm512_maddubs_epi16(v, xq), sc);
+            for (int t = 0; t < NT; t++) {
+                const __m512i xq = _mm512_loadu_si512(x[t]->qs + 64 * g);
+                sum[t][g % 2] = _mm512_dpwssd_epi32(sum[t][g % 2], _mm512_maddubs_epi16(v, xq), sc);
+            }
         }
-        acc.s = _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss(w.d) * x.d),
-                                _mm512_cvtepi32_ps(_mm512_add_epi32(sum[0], sum[1])), acc.s);
+        for (int t = 0; t < NT; t++) {
+            acc[t].s = _mm512_fmadd_ps(_mm512_set1_ps(d * x[t]->d),
+                                       _mm512_cvtepi32_ps(_mm512_add_epi32(sum[t][0], sum[t][1])),
+                                       acc[t].s);
+        }
     }
 };
 
@@ -408,15 +421,19 @@ struct Q6K {
         __m512 s = _mm512_setzero_ps();
         float total() const { return _mm512_reduce_add_ps(s); }
     };
-    static void step(const block_q6_K& w, const block_q8_K& x, Acc& acc) {
+    template <int NT>
+    static void step(const block_q6_K& w, const block_q8_K* const* x, Acc* acc) {
         static constexpr Q6ScaleIndex kIndex;
         const __m256i sc =
             _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
         // The levels are q - 32: start from -32 sum_k sc_k bsum_k.
-        const __m256i offset =
-            _mm256_madd_epi16(sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)));
-        __m512i sum = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                       _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 5)));
+        __m512i sum[NT];
+        for (int t = 0; t < NT; t++) {
+            const __m256i offset = _mm256_madd_epi16(
+                sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            sum[t] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                      _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 5)));
+        }
         const __m512i low4 = _mm512_set1_epi8(0x0f);
         const __m512i low2 = _mm512_set1_epi8(0x03);
         for (int h = 0; h < QK_K / 128; h++) {
@@ -437,31 +454,50 @@ struct Q6K {
             for (int c = 0; c < 2; c++) {
                 const __m512i scale = _mm512_permutexvar_epi16(
                     _mm512_load_si512(kIndex.idx[2 * h + c]), _mm512_castsi256_si512(sc));
-                const __m512i xq = _mm512_loadu_si512(x.qs + 128 * h + 64 * c);
-                sum = _mm512_dpwssd_epi32(sum, _mm512_maddubs_epi16(q[c], xq), scale);
+                for (int t = 0; t < NT; t++) {
+                    const __m512i xq = _mm512_loadu_si512(x[t]->qs + 128 * h + 64 * c);
+                    sum[t] = _mm512_dpwssd_epi32(sum[t], _mm512_maddubs_epi16(q[c], xq), scale);
+                }
             }
         }
-        acc.s =
-            _mm512_fmadd_ps(_mm512_set1_ps(_cvtsh_ss(w.d) * x.d), _mm512_cvtepi32_ps(sum), acc.s);
+        const float d = _cvtsh_ss(w.d);
+        for (int t = 0; t < NT; t++) {
+            acc[t].s =
+                _mm512_fmadd_ps(_mm512_set1_ps(d * x[t]->d), _mm512_cvtepi32_ps(sum[t]), acc[t].s);
+        }
     }
 };
 
-// NR weight rows against one token, each row's super-blocks in order, so a row's result does
-// not depend on NR (gemm_tile equals vec_dot).
-template <class K, int NR>
-void k_rows(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, float* y) {
+// NR weight rows × NT tokens, each pair's super-blocks in order, so a pair's result does not
+// depend on NR or NT (gemm_tile equals vec_dot).
+template <class K, int NR, int NT>
+void k_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, size_t x_stride,
+             float* y, int64_t y_stride) {
     using Block = typename K::Block;
-    const auto* xb = reinterpret_cast<const block_q8_K*>(x);
-    typename K::Acc acc[NR];
+    typename K::Acc acc[NR][NT];
     for (int64_t b = 0; b < n / QK_K; b++) {
+        const block_q8_K* xb[NT];
+        for (int t = 0; t < NT; t++) {
+            xb[t] = reinterpret_cast<const block_q8_K*>(x + t * x_stride) + b;
+        }
         for (int r = 0; r < NR; r++) {
             const uint8_t* block = w + r * w_stride + b * sizeof(Block);
             // As the 32-blocks do: fetch the same block of the next tile's rows.
             prefetch_range<sizeof(Block)>(block + NR * w_stride);
-            K::step(*reinterpret_cast<const Block*>(block), xb[b], acc[r]);
+            K::template step<NT>(*reinterpret_cast<const Block*>(block), xb, acc[r]);
         }
     }
-    for (int r = 0; r < NR; r++) y[r] = acc[r].total();
+    for (int r = 0; r < NR; r++) {
+        for (int t = 0; t < NT; t++) y[t * y_stride + r] = acc[r][t].total();
+    }
+}
+
+template <class K, int NR>
+void k_rows(int64_t n, const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, float* y,
+            int64_t ys, int nt) {
+    int t = 0;
+    for (; t + 2 <= nt; t += 2) k_block<K, NR, 2>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
+    if (t < nt) k_block<K, NR, 1>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
 }
 
 template <class K>
@@ -469,19 +505,18 @@ void k_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_
                  float* y, int64_t y_stride, int nr, int nt) {
     const auto* wb = static_cast<const uint8_t*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    for (int t = 0; t < nt; t++) {
-        int r = 0;
-        for (; r + 4 <= nr; r += 4)
-            k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
-        for (; r < nr; r++)
-            k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb + t * x_stride, y + t * y_stride + r);
-    }
+    int r = 0;
+    for (; r + 4 <= nr; r += 4)
+        k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
+    for (; r < nr; r++)
+        k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
 }
 
 template <class K>
 float k_vec_dot(int64_t n, const void* w, const void* x) {
     float y;
-    k_rows<K, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), &y);
+    k_block<K, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y,
+                     0);
     return y;
 }
 
