@@ -74,9 +74,11 @@ void check_value(const std::string& key, const GGUFValue& v) {
         fail(std::string("the value does not match its type ") + gguf_type_name(t));
     if (scalar_index != 0) return;
 
-    const auto [lo, hi] = int_range(t);
+    // Not a structured binding: clang before 16 cannot capture one in a lambda (C++20).
+    const std::pair<int64_t, int64_t> range = int_range(t);
     auto check = [&](int64_t x) {
-        if (x < lo || x > hi) fail(std::to_string(x) + " does not fit in " + gguf_type_name(t));
+        if (x < range.first || x > range.second)
+            fail(std::to_string(x) + " does not fit in " + gguf_type_name(t));
     };
     if (v.is_array()) {
         for (int64_t x : std::get<std::vector<int64_t>>(v.value)) check(x);
