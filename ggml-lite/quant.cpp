@@ -11,6 +11,19 @@
 
 namespace ggml_lite {
 
+namespace {
+
+// x · id, safe to convert to an integer: NaN (a NaN input, or 0 · inf when a block's scale is
+// so small that its inverse overflows) counts as 0, and infinities clamp to ±lim. Converting
+// those to an integer would be undefined behaviour; every other value is left as it is, so
+// results stay ggml's wherever ggml's are defined.
+float scaled(float x, float id, float lim) {
+    const float v = x * id;
+    return std::isnan(v) ? 0.0f : std::clamp(v, -lim, lim);
+}
+
+}  // namespace
+
 void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n) {
     for (int64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
         float amax = 0.0f;
@@ -21,7 +34,9 @@ void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n) {
         const float d = amax / 127.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[b].d = fp32_to_fp16(d);
-        for (int j = 0; j < QK8_0; j++) y[b].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
+        for (int j = 0; j < QK8_0; j++) {
+            y[b].qs[j] = static_cast<int8_t>(std::round(scaled(x[j], id, 127.0f)));
+        }
     }
 }
 
@@ -50,9 +65,10 @@ void quantize_row_q4_0_ref(const float* x, block_q4_0* y, int64_t n) {
         y[b].d = fp32_to_fp16(d);
         for (int j = 0; j < half; j++) {
             // +8.5 then truncation: round to nearest of the offset value, as ggml does.
-            const int lo = std::min(15, static_cast<int>(static_cast<int8_t>(x[j] * id + 8.5f)));
-            const int hi =
-                std::min(15, static_cast<int>(static_cast<int8_t>(x[j + half] * id + 8.5f)));
+            const int lo =
+                std::min(15, static_cast<int>(static_cast<int8_t>(scaled(x[j], id, 8.0f) + 8.5f)));
+            const int hi = std::min(
+                15, static_cast<int>(static_cast<int8_t>(scaled(x[j + half], id, 8.0f) + 8.5f)));
             y[b].qs[j] = static_cast<uint8_t>(lo | (hi << 4));
         }
     }

@@ -1,5 +1,6 @@
 #include "llama2c.h"
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -22,7 +23,8 @@ Llama2cConfig parse_config(const MappedFile& f) {
     int32_t h[7];
     std::memcpy(h, f.data(), sizeof h);
     Llama2cConfig c{h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[5] > 0};
-    if (c.vocab_size < 0) c.vocab_size = -c.vocab_size;
+    // INT32_MIN has no positive counterpart: it stays negative, for the range check to reject.
+    if (c.vocab_size < 0 && c.vocab_size != INT32_MIN) c.vocab_size = -c.vocab_size;
     auto in_range = [](int32_t v) { return v > 0 && v <= (1 << 20); };
     if (!in_range(c.dim) || !in_range(c.hidden_dim) || !in_range(c.n_layers) ||
         !in_range(c.n_heads) || !in_range(c.n_kv_heads) || !in_range(c.vocab_size) ||
@@ -58,9 +60,12 @@ Layout locate(const MappedFile& f, const Llama2cConfig& c) {
     const size_t floats = size_t(c.vocab_size) * dim + L * dim * (2 + 2 * dim + 2 * kv_dim) +
                           L * dim * hidden * 3 + dim + size_t(c.seq_len) * head +
                           (c.shared_classifier ? 0 : size_t(c.vocab_size) * dim);
-    const size_t need = kHeaderBytes + floats * sizeof(float);
-    if (f.size() < need) {
-        throw Error(f.path() + ": truncated: the header describes " + std::to_string(need) +
+    // Compared in floats: with every size at most 2^20 the count fits in 64 bits, but its
+    // byte count need not, and a wrapped one would let a tiny file pass.
+    if (floats > (f.size() - kHeaderBytes) / sizeof(float)) {
+        char need[32];
+        std::snprintf(need, sizeof need, "%.0Lf", kHeaderBytes + floats * (long double)sizeof(float));
+        throw Error(f.path() + ": truncated: the header describes " + need +
                     " bytes of checkpoint, the file has " + std::to_string(f.size()));
     }
     const float* p = reinterpret_cast<const float*>(f.data() + kHeaderBytes);

@@ -86,8 +86,12 @@ HParams read_hparams(const GGUFFile& f, const std::string& arch, int64_t n_vocab
                     " wide with " + std::to_string(hp.n_head) + " heads and " +
                     std::to_string(hp.n_head_kv) + " KV heads");
     }
-    hp.head_dim = f.get_int(arch + ".attention.key_length").value_or(hp.n_embd / hp.n_head);
-    hp.rope_dim = f.get_int(arch + ".rope.dimension_count").value_or(hp.head_dim);
+    // Range-checked like the counts above: a negative or huge size would go on to size
+    // buffers and products of sizes.
+    const std::string key_length = arch + ".attention.key_length";
+    const std::string rope_dims = arch + ".rope.dimension_count";
+    hp.head_dim = positive(f, key_length, f.get_int(key_length).value_or(hp.n_embd / hp.n_head));
+    hp.rope_dim = positive(f, rope_dims, f.get_int(rope_dims).value_or(hp.head_dim));
     if (hp.head_dim % 2 != 0 || hp.rope_dim % 2 != 0 || hp.rope_dim > hp.head_dim) {
         throw Error(f.path() + ": unsupported head size " + std::to_string(hp.head_dim) +
                     " / rope dimension " + std::to_string(hp.rope_dim));

@@ -33,7 +33,9 @@ class Tokenizer {
 
     // The text of a whole sequence: the pieces concatenated, less the space encode() put in
     // front of each text fragment (at the start and after a special token), so
-    // decode(encode(s)) == s for any bytes s. Raw bytes: may hold invalid UTF-8.
+    // decode(encode(s)) == s for any bytes s, except that SentencePiece's space marker U+2581
+    // in s comes back as the space it stands for (as in SentencePiece). Raw bytes: may hold
+    // invalid UTF-8.
     std::string decode(std::span<const int32_t> ids, bool special = false) const;
 
     const Vocab& vocab() const { return vocab_; }
