@@ -24,7 +24,9 @@ inline float bits_float(uint32_t u) {
 float fp16_to_fp32(fp16_t h);
 fp16_t fp32_to_fp16(float f);
 
-inline float bf16_to_fp32(bf16_t h) { return bits_float(static_cast<uint32_t>(h) << 16); }
+inline float bf16_to_fp32(bf16_t h) {
+    return bits_float(static_cast<uint32_t>(h) << 16);
+}
 
 inline bf16_t fp32_to_bf16(float f) {
     uint32_t u = float_bits(f);

@@ -34,6 +34,42 @@ struct TypeKernels {
                       float* y, int64_t y_stride, int nr, int nt);
 };
 
+// ---- Packed weights ------------------------------------------------------------------------
+// Q4_0 and Q8_0 matrices can be rearranged once at load (ops.h: pack_weights) so that kPackRows
+// rows are interleaved block by block (packed.h). A kernel then multiplies four values of all
+// 16 rows by four activations in one vpdpbusd, each float accumulator lane belongs to one row
+// (no horizontal sums), and one weight block loaded serves up to kPackTokens tokens.
+constexpr int kPackRows = 16;
+constexpr int kPackTokens = 16;
+
+struct PackedKernels {
+    // Quantizes a float activation row to block_q8_0c (packed.h) for weights of this type;
+    // n is a multiple of 32. SIMD versions produce the scalar one's bytes.
+    void (*quantize)(const float* x, void* y, int64_t n);
+    // One group of kPackRows packed rows of n columns against nt activation rows (x_stride
+    // bytes apart): y[t * y_stride + r] for r < nr, t < nt, 1 <= nr <= kPackRows, 1 <= nt <=
+    // kPackTokens. Each row's sum runs block by block in order, fma(integer dot, d_w * d_x,
+    // sum), whatever nr and nt are: results do not depend on tiling, and every table gives
+    // the scalar one's bits.
+    void (*gemm)(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                 int64_t y_stride, int nr, int nt);
+};
+
+// ---- Attention -----------------------------------------------------------------------------
+// The KV cache keeps each KV head's keys in blocks of kKvBlock positions, dimension-major
+// within a block: key p, dimension d at k[(p / kKvBlock) * kKvBlock * head_dim + d * kKvBlock
+// + p % kKvBlock], so the scores of kKvBlock positions are one vector FMA per dimension with
+// no horizontal sums. Values are position-major: v[p * head_dim + d].
+constexpr int kKvBlock = 16;
+
+// Attention of one token for the n_q query heads that share a KV head (grouped-query
+// attention: each K/V row is read once for the whole group). q and out: n_q rows of head_dim
+// floats. For query j: s_p = q_j . k_p * scale for p < n_pos, softmax over p, out_j = sum_p
+// s_p v_p. scores: scratch of n_q * round_up(n_pos, kKvBlock) floats. Elem is float or fp16_t.
+template <class Elem>
+using AttendFn = void (*)(const float* q, int64_t n_q, int64_t head_dim, const Elem* k,
+                          const Elem* v, int64_t n_pos, float scale, float* scores, float* out);
+
 struct Kernels {
     Isa isa;
     TypeKernels types[kTypeCount];
@@ -54,6 +90,13 @@ struct Kernels {
     // cos/sin are given (rot_dim/2 of each); dims past rot_dim are left alone.
     void (*rope)(float* x, int64_t n_heads, int64_t head_dim, int64_t rot_dim, const float* cos,
                  const float* sin);
+
+    // Packed-weight kernels by weight type; members are nullptr where this table has none
+    // (matmul then uses gemm_tile on the original rows).
+    PackedKernels packed[kTypeCount];
+    // Attention over an F32 or F16 KV cache.
+    AttendFn<float> attend_f32;
+    AttendFn<fp16_t> attend_f16;
 };
 
 const Kernels& kernels_scalar();

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels.h"
+#include "packed.h"
 #include "quant.h"
 
 namespace ggml_lite {
@@ -186,6 +187,94 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rot_dim, const fl
     }
 }
 
+// ---- Packed weights (packed.h) --------------------------------------------------------------
+
+// Q8_0's bytes (quantize_row_q8_0_ref) with the scale as float and c = -Offset sum(qs).
+template <int Offset>
+void q8_0c_from_float(const float* x, void* y, int64_t n) {
+    auto* out = static_cast<block_q8_0c*>(y);
+    for (int64_t b = 0; b < n / QK8_0; b++) {
+        block_q8_0 q;
+        quantize_row_q8_0_ref(x + b * QK8_0, &q, QK8_0);
+        int32_t sum = 0;
+        for (int j = 0; j < QK8_0; j++) sum += q.qs[j];
+        out[b].d = fp16_to_fp32(q.d);
+        out[b].c = -Offset * sum;
+        std::memcpy(out[b].qs, q.qs, QK8_0);
+    }
+}
+
+// Row r's integer dot in a block column: unsigned levels times values, plus the correction.
+int32_t packed_dot(const block_q4_0x16& w, int r, const block_q8_0c& x) {
+    int32_t sum = x.c;
+    for (int m = 0; m < 4; m++) {
+        for (int k = 0; k < 4; k++) {
+            const int q = w.qs[m][r][k];
+            sum += (q & 0x0f) * x.qs[4 * m + k] + (q >> 4) * x.qs[16 + 4 * m + k];
+        }
+    }
+    return sum;
+}
+
+int32_t packed_dot(const block_q8_0x16& w, int r, const block_q8_0c& x) {
+    int32_t sum = x.c;
+    for (int m = 0; m < 8; m++) {
+        for (int k = 0; k < 4; k++) sum += w.qs[m][r][k] * x.qs[4 * m + k];
+    }
+    return sum;
+}
+
+// std::fma, as the SIMD kernels accumulate, so that every table gives these bits.
+template <class Packed>
+void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                 int64_t y_stride, int nr, int nt) {
+    const auto* wb = static_cast<const Packed*>(w);
+    for (int t = 0; t < nt; t++) {
+        const auto* xb =
+            reinterpret_cast<const block_q8_0c*>(static_cast<const uint8_t*>(x) + t * x_stride);
+        for (int r = 0; r < nr; r++) {
+            float sum = 0.0f;
+            for (int64_t b = 0; b < n / 32; b++) {
+                const float d = fp16_to_fp32(wb[b].d[r]) * xb[b].d;
+                sum = std::fma(static_cast<float>(packed_dot(wb[b], r, xb[b])), d, sum);
+            }
+            y[t * y_stride + r] = sum;
+        }
+    }
+}
+
+// ---- Attention -------------------------------------------------------------------------------
+
+float to_float(float x) {
+    return x;
+}
+float to_float(fp16_t x) {
+    return fp16_to_fp32(x);
+}
+
+template <class Elem>
+void attend(const float* q, int64_t n_q, int64_t head_dim, const Elem* k, const Elem* v,
+            int64_t n_pos, float scale, float* scores, float* out) {
+    const int64_t stride = (n_pos + kKvBlock - 1) / kKvBlock * kKvBlock;
+    for (int64_t j = 0; j < n_q; j++) {
+        const float* qj = q + j * head_dim;
+        float* s = scores + j * stride;
+        for (int64_t p = 0; p < n_pos; p++) {
+            const Elem* kp = k + p / kKvBlock * kKvBlock * head_dim + p % kKvBlock;
+            double dot = 0.0;
+            for (int64_t d = 0; d < head_dim; d++)
+                dot += double(qj[d]) * to_float(kp[d * kKvBlock]);
+            s[p] = static_cast<float>(dot) * scale;
+        }
+        softmax(s, n_pos);
+        for (int64_t d = 0; d < head_dim; d++) {
+            double acc = 0.0;
+            for (int64_t p = 0; p < n_pos; p++) acc += double(s[p]) * to_float(v[p * head_dim + d]);
+            out[j * head_dim + d] = static_cast<float>(acc);
+        }
+    }
+}
+
 constexpr Kernels kScalar = {
     Isa::Scalar,
     {
@@ -205,6 +294,18 @@ constexpr Kernels kScalar = {
     scale,
     axpy_f16,
     rope,
+    {
+        {},
+        {},
+        {},
+        {q8_0c_from_float<128>, packed_gemm<block_q8_0x16>},
+        {q8_0c_from_float<8>, packed_gemm<block_q4_0x16>},
+        {},
+        {},
+        {},
+    },
+    attend<float>,
+    attend<fp16_t>,
 };
 
 }  // namespace

@@ -1,64 +1,246 @@
 // Matrix multiply, row lookup and RoPE angles on top of the kernel tables, with OpenMP.
 #include "ops.h"
 
+#include <omp.h>
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <stdexcept>
+
+#include "packed.h"
 
 namespace ggml_lite {
 namespace {
 
-// Tokens processed per pass over the weights: their quantized activations (~2 KiB each for
-// 2048 columns) stay in L2 while every row tile of W visits them.
-constexpr int64_t kTokenChunk = 64;
+// Multiply-adds below which a second thread costs more (waking it, the barrier) than it saves;
+// measured with the reference model's small matrices (docs/PERF.md).
+constexpr int64_t kWorkPerThread = int64_t{1} << 17;
+
+// Bytes of converted activations a panel of tokens may take: a panel stays in L2 while every
+// row group of the matrix visits it.
+constexpr size_t kPanelBytes = size_t{1} << 20;
+
+// How activations reach a kernel: converted by `convert` into rows of row_bytes in scratch
+// (convert nullptr: the float rows are read in place).
+struct ActFormat {
+    void (*convert)(const float* x, void* y, int64_t n);
+    size_t row_bytes;
+    uint8_t* converted = nullptr;
+    const uint8_t* rows = nullptr;  // what the kernels read
+};
+
+// One matrix of a matmul: its kernel, its activation format, its share of the work units
+// (groups of kPackRows rows).
+struct Product {
+    const Matrix* W;
+    float* y;
+    const PackedKernels* packed;  // nullptr: gemm_tile on W.data
+    const TypeKernels* tile;
+    int format;
+    int64_t units;
+};
+
+constexpr int kMaxFormats = 4;
+constexpr int kMaxProducts = 4;
+
+// Rows [u * kPackRows, ...) of p against tokens [t0, t1).
+void run_unit(const Product& p, const ActFormat& f, int64_t u, int64_t t0, int64_t t1) {
+    const Matrix& W = *p.W;
+    const int64_t r_begin = u * kPackRows, r_end = std::min(W.rows, r_begin + kPackRows);
+    if (p.packed) {
+        const size_t group = packed_group_size(W.type, W.cols);
+        const auto* w = static_cast<const uint8_t*>(W.packed) + u * group;
+        const int nr = static_cast<int>(r_end - r_begin);
+        for (int64_t t = t0; t < t1; t += kPackTokens) {
+            const int nt = static_cast<int>(std::min<int64_t>(kPackTokens, t1 - t));
+            p.packed->gemm(W.cols, w, f.rows + t * f.row_bytes, f.row_bytes,
+                           p.y + t * W.rows + r_begin, W.rows, nr, nt);
+        }
+        return;
+    }
+    const size_t w_row = row_size(W.type, W.cols);
+    const auto* w = static_cast<const uint8_t*>(W.data);
+    for (int64_t r0 = r_begin; r0 < r_end; r0 += kTileRows) {
+        const int nr = static_cast<int>(std::min<int64_t>(kTileRows, r_end - r0));
+        for (int64_t t = t0; t < t1; t += kTileTokens) {
+            const int nt = static_cast<int>(std::min<int64_t>(kTileTokens, t1 - t));
+            p.tile->gemm_tile(W.cols, w + r0 * w_row, w_row, f.rows + t * f.row_bytes, f.row_bytes,
+                              p.y + t * W.rows + r0, W.rows, nr, nt);
+        }
+    }
+}
 
 }  // namespace
 
+int threads_for_work(int64_t work, int n_threads) {
+    return static_cast<int>(std::clamp<int64_t>(work / kWorkPerThread, 1, std::max(1, n_threads)));
+}
+
 void matmul(Context& ctx, const Matrix& W, const float* x, int64_t n_tokens, float* y) {
-    const Kernels& k = ctx.kern();
-    const TypeTraits& wt = traits(W.type);
-    if (W.cols % wt.block_size != 0) {
-        throw std::invalid_argument("matmul: columns not a multiple of the block size");
+    matmul(ctx, x, n_tokens, {MatmulOut{&W, y}});
+}
+
+void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_list<MatmulOut> outs) {
+    if (outs.size() == 0 || outs.size() > kMaxProducts) {
+        throw std::invalid_argument("matmul: 1 to 4 matrices at a time");
     }
-    const TypeKernels& tk = k.types[type_index(W.type)];
-    const Type act = wt.vec_dot_type;
-    const size_t x_row = row_size(act, W.cols);
-    const size_t w_row = row_size(W.type, W.cols);
-    const auto* w = static_cast<const uint8_t*>(W.data);
-
-    // Float activations are used in place; quantized ones are converted once per call into
-    // scratch, which only ever grows, so steady-state decode allocates nothing.
-    const bool convert = act != Type::F32;
-    const size_t need = convert ? x_row * static_cast<size_t>(n_tokens) : 0;
-    if (ctx.scratch.size() < need) ctx.scratch.resize(need);
-    uint8_t* xq = ctx.scratch.data();
-    const uint8_t* xa = convert ? xq : reinterpret_cast<const uint8_t*>(x);
-    const auto from_float = k.types[type_index(act)].from_float;
-
-    const int64_t row_tiles = (W.rows + kTileRows - 1) / kTileRows;
-#pragma omp parallel num_threads(std::max(1, ctx.n_threads))
-    {
-        if (convert) {
-#pragma omp for schedule(static)
-            for (int64_t t = 0; t < n_tokens; t++)
-                from_float(x + t * W.cols, xq + t * x_row, W.cols);
+    const Kernels& k = ctx.kern();
+    const int64_t cols = outs.begin()->W->cols;
+    Product products[kMaxProducts];
+    ActFormat formats[kMaxFormats];
+    int n_products = 0, n_formats = 0;
+    int64_t work = 0, total_units = 0;
+    for (const MatmulOut& o : outs) {
+        const Matrix& W = *o.W;
+        const TypeTraits& wt = traits(W.type);
+        if (W.cols != cols) throw std::invalid_argument("matmul: matrices of different widths");
+        if (W.cols % wt.block_size != 0) {
+            throw std::invalid_argument("matmul: columns not a multiple of the block size");
         }
-        // The tiling depends only on the shapes, never on the thread count, and every output
-        // element belongs to exactly one tile: results are identical for any thread count.
-        for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenChunk) {
-            const int64_t t_end = std::min(n_tokens, t0 + kTokenChunk);
-#pragma omp for schedule(static) nowait
-            for (int64_t rt = 0; rt < row_tiles; rt++) {
-                const int64_t r0 = rt * kTileRows;
-                const int nr = static_cast<int>(std::min<int64_t>(kTileRows, W.rows - r0));
-                for (int64_t t = t0; t < t_end; t += kTileTokens) {
-                    const int nt = static_cast<int>(std::min<int64_t>(kTileTokens, t_end - t));
-                    tk.gemm_tile(W.cols, w + r0 * w_row, w_row, xa + t * x_row, x_row,
-                                 y + t * W.rows + r0, W.rows, nr, nt);
-                }
+        Product& p = products[n_products++];
+        p = {&W,      o.y,
+             nullptr, &k.types[type_index(W.type)],
+             0,       (W.rows + kPackRows - 1) / kPackRows};
+        ActFormat f;
+        const PackedKernels& pk = k.packed[type_index(W.type)];
+        if (W.packed && pk.gemm) {
+            p.packed = &pk;
+            f = {pk.quantize, static_cast<size_t>(cols / 32) * sizeof(block_q8_0c)};
+        } else if (wt.vec_dot_type == Type::F32) {
+            f = {nullptr, cols * sizeof(float)};
+        } else {
+            f = {k.types[type_index(wt.vec_dot_type)].from_float, row_size(wt.vec_dot_type, cols)};
+        }
+        int i = 0;
+        while (i < n_formats &&
+               (formats[i].convert != f.convert || formats[i].row_bytes != f.row_bytes))
+            i++;
+        if (i == n_formats) formats[n_formats++] = f;
+        p.format = i;
+        work += W.rows * cols;
+        total_units += p.units;
+    }
+
+    // Converted activations go to scratch, which only ever grows: steady-state decode
+    // allocates nothing.
+    size_t need = 0, max_row = 0;
+    for (int i = 0; i < n_formats; i++) {
+        if (formats[i].convert) need += formats[i].row_bytes * static_cast<size_t>(n_tokens);
+        max_row = std::max(max_row, formats[i].row_bytes);
+    }
+    if (ctx.scratch.size() < need) ctx.scratch.resize(need);
+    uint8_t* next = ctx.scratch.data();
+    for (int i = 0; i < n_formats; i++) {
+        if (!formats[i].convert) {
+            formats[i].rows = reinterpret_cast<const uint8_t*>(x);
+            continue;
+        }
+        formats[i].rows = formats[i].converted = next;
+        next += formats[i].row_bytes * static_cast<size_t>(n_tokens);
+    }
+
+    const int64_t panel = std::max<int64_t>(
+        kPackTokens, static_cast<int64_t>(kPanelBytes / max_row) / kPackTokens * kPackTokens);
+    const int n_threads = threads_for_work(work * n_tokens, ctx.n_threads);
+    const int64_t chunk = std::max<int64_t>(1, total_units / (8 * n_threads));
+#pragma omp parallel num_threads(n_threads) if (n_threads > 1)
+    {
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < n_formats * n_tokens; i++) {
+            const ActFormat& f = formats[i / n_tokens];
+            const int64_t t = i % n_tokens;
+            if (f.convert) f.convert(x + t * cols, f.converted + t * f.row_bytes, cols);
+        }
+        // Each output element belongs to one (unit, panel) and is computed by one thread in a
+        // fixed order, so results do not depend on the thread count or the schedule; dynamic
+        // scheduling lets a thread that runs take over the share of one that was preempted.
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += panel) {
+            const int64_t t1 = std::min(n_tokens, t0 + panel);
+#pragma omp for schedule(dynamic, chunk) nowait
+            for (int64_t u = 0; u < total_units; u++) {
+                int i = 0;
+                int64_t first = 0;
+                while (u >= first + products[i].units) first += products[i++].units;
+                run_unit(products[i], formats[products[i].format], u - first, t0, t1);
             }
         }
     }
+}
+
+std::string kernel_path(Type t) {
+    const Kernels& k = kernels();
+    const int i = type_index(t);
+    const std::string isa = isa_name(k.isa);
+    if (k.packed[i].gemm && packable(t)) {
+        return isa + ", weights packed at load in 16-row groups" +
+               (k.isa == Isa::Avx512 ? " (vpdpbusd, 16 rows per instruction)" : "");
+    }
+    if (!k.types[i].vec_dot) return "none";
+    if (k.isa != Isa::Scalar && k.types[i].vec_dot == kernels_scalar().types[i].vec_dot) {
+        return "scalar reference (no " + isa + " kernel for " + type_name(t) + ")";
+    }
+    return isa + ", activations as " + type_name(traits(t).vec_dot_type);
+}
+
+PackedBuffer::PackedBuffer(size_t bytes) : size_(bytes) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t align = bytes >= kHuge ? kHuge : 64;
+    void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
+    if (!p) throw std::bad_alloc();
+#if defined(MADV_HUGEPAGE)
+    if (align == kHuge) madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failure only costs speed
+#endif
+    data_.reset(static_cast<uint8_t*>(p));
+}
+
+void PackedBuffer::Free::operator()(uint8_t* p) const {
+    std::free(p);
+}
+
+PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads) {
+    const Kernels& k = kernels();
+    const auto wanted = [&](const Matrix* W) {
+        return packable(W->type) && k.packed[type_index(W->type)].gemm;
+    };
+    // Each matrix starts on a cache line.
+    std::vector<size_t> offset(ws.size());
+    size_t total = 0;
+    for (size_t i = 0; i < ws.size(); i++) {
+        if (!wanted(ws[i])) continue;
+        offset[i] = total;
+        const int64_t groups = (ws[i]->rows + kPackRows - 1) / kPackRows;
+        total += (groups * packed_group_size(ws[i]->type, ws[i]->cols) + 63) / 64 * 64;
+    }
+    if (total == 0) return {};
+    PackedBuffer buf(total);
+    // One parallel loop over the groups of all matrices: the copy runs at memory speed, and
+    // each thread touches (and so places) the pages it writes.
+    struct Job {
+        Matrix* W;
+        uint8_t* dst;
+        int64_t first;  // its first group in the numbering of all groups
+    };
+    std::vector<Job> jobs;
+    int64_t n_groups = 0;
+    for (size_t i = 0; i < ws.size(); i++) {
+        if (!wanted(ws[i])) continue;
+        jobs.push_back({ws[i], buf.data() + offset[i], n_groups});
+        n_groups += (ws[i]->rows + kPackRows - 1) / kPackRows;
+    }
+#pragma omp parallel for num_threads(n_threads > 0 ? n_threads : omp_get_max_threads()) \
+    schedule(dynamic, 64)
+    for (int64_t g = 0; g < n_groups; g++) {
+        const Job& j = *(std::upper_bound(jobs.begin(), jobs.end(), g,
+                                          [](int64_t v, const Job& e) { return v < e.first; }) -
+                         1);
+        const Matrix& W = *j.W;
+        pack_groups(W.type, W.data, W.rows, W.cols, j.dst, g - j.first, g - j.first + 1);
+    }
+    for (const Job& j : jobs) j.W->packed = j.dst;
+    return buf;
 }
 
 void get_row(const Matrix& W, int64_t row, float* out) {

@@ -5,6 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "kernels.h"
@@ -19,7 +23,33 @@ struct Matrix {
     int64_t rows;
     int64_t cols;
     const void* data;
+    // The same rows in the packed layout (packed.h), or nullptr: see pack_weights.
+    const void* packed = nullptr;
 };
+
+// Memory that holds packed weights: one block, on transparent huge pages when large (a 2 MiB
+// page per TLB entry while weights stream through).
+class PackedBuffer {
+public:
+    PackedBuffer() = default;
+    explicit PackedBuffer(size_t bytes);
+    uint8_t* data() const { return data_.get(); }
+    size_t size() const { return size_; }
+
+private:
+    struct Free {
+        void operator()(uint8_t* p) const;
+    };
+    std::unique_ptr<uint8_t, Free> data_;
+    size_t size_ = 0;
+};
+
+// Rearranges every matrix in `ws` that the active kernel table has a packed path for (Q4_0 and
+// Q8_0 on AVX-512 and in the scalar reference) into one buffer and points its `packed` at it;
+// the others are left alone. The buffer must outlive every use of the matrices. It takes as
+// much memory as the originals, whose pages matmul no longer reads (get_row still does).
+// n_threads 0: OpenMP's default.
+PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads);
 
 // Per-context state for ops: thread count and scratch memory reused across calls, so the
 // decode loop allocates nothing once the first call has sized it.
@@ -33,9 +63,26 @@ struct Context {
 
 // y[t][r] = W[r] . x[t] for t < n_tokens, r < W.rows.
 // x: n_tokens rows of W.cols floats; y: n_tokens rows of W.rows floats.
-// Activations are converted once to W's vec_dot_type, then rows × tokens are shared
-// among threads.
+// Activations are converted once to what W's kernel reads, then groups of rows × panels of
+// tokens are shared among threads; small products run on one thread, where waking others
+// would cost more than it saves.
 void matmul(Context& ctx, const Matrix& W, const float* x, int64_t n_tokens, float* y);
+
+// y = W x for several matrices of the same width applied to the same activations (q/k/v,
+// gate/up): the activations are converted once and all rows are shared out in one parallel
+// region, so threads meet at one barrier instead of one per matrix.
+struct MatmulOut {
+    const Matrix* W;
+    float* y;
+};
+void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_list<MatmulOut> outs);
+
+// Threads worth waking for `work` multiply-adds, at most n_threads.
+int threads_for_work(int64_t work, int n_threads);
+
+// How matmul multiplies weights of type t with the active kernel table, in words, so users
+// can tell whether a fast path is in use, e.g. "avx512, packed 16-row groups (vpdpbusd)".
+std::string kernel_path(Type t);
 
 // out = row `row` of W, dequantized to float (embedding lookup).
 void get_row(const Matrix& W, int64_t row, float* out);

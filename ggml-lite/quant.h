@@ -16,8 +16,8 @@ static_assert(sizeof(block_q8_0) == 34);
 
 constexpr int QK4_0 = 32;
 struct block_q4_0 {
-    fp16_t d;                // scale: (value of max magnitude) / -8
-    uint8_t qs[QK4_0 / 2];   // byte j: element j in the low nibble, j+16 in the high; value d*(q-8)
+    fp16_t d;               // scale: (value of max magnitude) / -8
+    uint8_t qs[QK4_0 / 2];  // byte j: element j in the low nibble, j+16 in the high; value d*(q-8)
 };
 static_assert(sizeof(block_q4_0) == 18);
 

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <xsimd/xsimd.hpp>
 
+#include "kernels.h"
+
 namespace ggml_lite {
 namespace {  // NOLINT(google-build-namespaces): see above, internal linkage is the point
 
@@ -227,6 +229,112 @@ struct FloatKernels {
         dot_block<W, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0,
                            &y, 0);
         return y;
+    }
+
+    // ---- Attention (kernels.h: AttendFn, and the cache layout there) ----
+
+    // Calls f.template operator()<n>() for a run-time 1 <= n <= Max: register-blocked loops
+    // need their trip counts at compile time.
+    template <int Max, class F>
+    static void with_count(int n, F&& f) {
+        if constexpr (Max > 1) {
+            if (n < Max) return with_count<Max - 1>(n, f);
+        }
+        f.template operator()<Max>();
+    }
+
+    // Scores of QN queries over n_blk blocks of keys: per dimension, one load of the block's
+    // keys (NB batches of positions) and one FMA per query with the query value broadcast.
+    static constexpr int kKeyBatches = kKvBlock / N;
+    template <class L, int QN>
+    static void attend_scores(const float* q, int64_t hd, const typename L::Elem* k, int64_t n_blk,
+                              float scale, float* s, int64_t stride) {
+        constexpr int NB = kKeyBatches;
+        for (int64_t blk = 0; blk < n_blk; blk++) {
+            const typename L::Elem* kb = k + blk * kKvBlock * hd;
+            B acc[QN][NB];
+            for (int j = 0; j < QN; j++) {
+                for (int c = 0; c < NB; c++) acc[j][c] = B(0.0f);
+            }
+            for (int64_t d = 0; d < hd; d++) {
+                B kv[NB];
+                for (int c = 0; c < NB; c++) kv[c] = L::load(kb + d * kKvBlock + c * N);
+                for (int j = 0; j < QN; j++) {
+                    const B qd(q[j * hd + d]);
+                    for (int c = 0; c < NB; c++) acc[j][c] = xsimd::fma(qd, kv[c], acc[j][c]);
+                }
+            }
+            for (int j = 0; j < QN; j++) {
+                for (int c = 0; c < NB; c++)
+                    (acc[j][c] * B(scale)).store_unaligned(s + j * stride + blk * kKvBlock + c * N);
+            }
+        }
+    }
+
+    // out_j += sum_p s_jp v_p for QN queries and DB batches of dimensions: one load of each
+    // value row, one FMA per query with the weight broadcast. v and out start at the first
+    // dimension of the batch; hd is the row length.
+    template <class L, int QN, int DB>
+    static void attend_values(const float* s, int64_t stride, const typename L::Elem* v, int64_t hd,
+                              int64_t n_pos, float* out) {
+        B acc[QN][DB];
+        for (int j = 0; j < QN; j++) {
+            for (int c = 0; c < DB; c++) acc[j][c] = B(0.0f);
+        }
+        for (int64_t p = 0; p < n_pos; p++) {
+            B vv[DB];
+            for (int c = 0; c < DB; c++) vv[c] = L::load(v + p * hd + c * N);
+            for (int j = 0; j < QN; j++) {
+                const B w(s[j * stride + p]);
+                for (int c = 0; c < DB; c++) acc[j][c] = xsimd::fma(w, vv[c], acc[j][c]);
+            }
+        }
+        for (int j = 0; j < QN; j++) {
+            for (int c = 0; c < DB; c++) acc[j][c].store_unaligned(out + j * hd + c * N);
+        }
+    }
+
+    // Register blocking sized to the register file: AVX2 has 16, AVX-512 and NEON 32.
+    static constexpr int kScoreQueries = N == 16 ? 8 : N == 8 ? 4 : 2;
+    static constexpr int kValueQueries = N == 8 ? 2 : 4;
+    static constexpr int kValueBatches = 4;
+
+    template <class L>
+    static void attend(const float* q, int64_t n_q, int64_t hd, const typename L::Elem* k,
+                       const typename L::Elem* v, int64_t n_pos, float scale, float* scores,
+                       float* out) {
+        const int64_t n_blk = (n_pos + kKvBlock - 1) / kKvBlock, stride = n_blk * kKvBlock;
+        for (int64_t j = 0; j < n_q; j += kScoreQueries) {
+            const int qn = static_cast<int>(n_q - j < kScoreQueries ? n_q - j : kScoreQueries);
+            with_count<kScoreQueries>(qn, [&]<int QN>() {
+                attend_scores<L, QN>(q + j * hd, hd, k, n_blk, scale, scores + j * stride, stride);
+            });
+        }
+        // Positions past n_pos in the last block hold whatever the cache has there: softmax
+        // and the value sums stop at n_pos.
+        for (int64_t j = 0; j < n_q; j++) softmax(scores + j * stride, n_pos);
+        const int64_t hv = hd / N * N;  // dimensions in whole batches
+        for (int64_t j = 0; j < n_q; j += kValueQueries) {
+            const int qn = static_cast<int>(n_q - j < kValueQueries ? n_q - j : kValueQueries);
+            for (int64_t d = 0; d < hv; d += kValueBatches * N) {
+                const int db =
+                    static_cast<int>((hv - d) / N < kValueBatches ? (hv - d) / N : kValueBatches);
+                with_count<kValueQueries>(qn, [&]<int QN>() {
+                    with_count<kValueBatches>(db, [&]<int DB>() {
+                        attend_values<L, QN, DB>(scores + j * stride, stride, v + d, hd, n_pos,
+                                                 out + j * hd + d);
+                    });
+                });
+            }
+        }
+        for (int64_t j = 0; j < n_q; j++) {
+            for (int64_t d = hv; d < hd; d++) {
+                float acc = 0.0f;
+                for (int64_t p = 0; p < n_pos; p++)
+                    acc += scores[j * stride + p] * L::scalar(v + p * hd + d);
+                out[j * hd + d] = acc;
+            }
+        }
     }
 };
 

@@ -23,11 +23,11 @@ enum class Type : uint32_t {
 };
 
 struct TypeTraits {
-    const char* name;     // lower-case, as users type it: "q4_0"
-    int64_t block_size;   // elements per block (1 for float types)
-    size_t type_size;     // bytes per block
+    const char* name;    // lower-case, as users type it: "q4_0"
+    int64_t block_size;  // elements per block (1 for float types)
+    size_t type_size;    // bytes per block
     bool quantized;
-    Type vec_dot_type;    // what activations are converted to before a dot product with this type
+    Type vec_dot_type;  // what activations are converted to before a dot product with this type
     // Scalar reference conversions; n is a multiple of block_size.
     void (*to_float)(const void* src, float* dst, int64_t n);
     void (*from_float)(const float* src, void* dst, int64_t n);
@@ -41,8 +41,12 @@ std::optional<Type> type_from_id(uint32_t id);
 // "q4_0" -> Type::Q4_0 (case-insensitive); nullopt when unknown or not a tensor type (q8_k).
 std::optional<Type> type_from_name(std::string_view name);
 
-inline const char* type_name(Type t) { return traits(t).name; }
-inline int64_t block_size(Type t) { return traits(t).block_size; }
+inline const char* type_name(Type t) {
+    return traits(t).name;
+}
+inline int64_t block_size(Type t) {
+    return traits(t).block_size;
+}
 
 // Bytes of a row of n elements; n must be a multiple of the block size.
 inline size_t row_size(Type t, int64_t n) {

@@ -65,17 +65,18 @@ void requantize_gguf(const std::string& in, const std::string& out, const Conver
     for (const GGUFTensorInfo& t : src->tensors()) {
         const ggml_lite::Type type = tensor_type(opts.type, t.name, t.shape, model);
         const int n_threads = opts.n_threads;
-        gw.add_tensor(t.name, type, t.shape, [src, &t, type, n_threads](std::vector<uint8_t>& bytes) {
-            if (type == t.type) {
-                const auto* p = static_cast<const uint8_t*>(t.data);
-                bytes.assign(p, p + t.nbytes);
-                return;
-            }
-            const int64_t cols = t.shape[0], rows = t.n_elements() / cols;
-            std::vector<float> f(t.n_elements());
-            ggml_lite::traits(t.type).to_float(t.data, f.data(), t.n_elements());
-            quantize_rows(f.data(), type, rows, cols, n_threads, bytes);
-        });
+        gw.add_tensor(t.name, type, t.shape,
+                      [src, &t, type, n_threads](std::vector<uint8_t>& bytes) {
+                          if (type == t.type) {
+                              const auto* p = static_cast<const uint8_t*>(t.data);
+                              bytes.assign(p, p + t.nbytes);
+                              return;
+                          }
+                          const int64_t cols = t.shape[0], rows = t.n_elements() / cols;
+                          std::vector<float> f(t.n_elements());
+                          ggml_lite::traits(t.type).to_float(t.data, f.data(), t.n_elements());
+                          quantize_rows(f.data(), type, rows, cols, n_threads, bytes);
+                      });
     }
     gw.write(out, progress);
 }

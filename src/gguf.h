@@ -78,7 +78,7 @@ struct GGUFTensorInfo {
     std::vector<int64_t> shape;  // ggml order: shape[0] is the innermost (contiguous) dim
     uint64_t offset;             // relative to the start of the data section
     size_t nbytes;
-    const void* data;            // points into the mapping
+    const void* data;  // points into the mapping
 
     int64_t n_elements() const;
 };

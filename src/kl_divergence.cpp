@@ -47,8 +47,9 @@ void KLBaseWriter::add(const float* logits, int32_t target) {
     const double lse = log_sum_exp(logits, n_vocab_);
     for (int64_t i = 0; i < n_vocab_; i++) scratch_[i] = {logits[i], static_cast<int32_t>(i)};
     const int k = static_cast<int>(std::min<int64_t>(kTopK, n_vocab_));
-    std::partial_sort(scratch_.begin(), scratch_.begin() + k, scratch_.end(),
-                      [](auto& a, auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    std::partial_sort(scratch_.begin(), scratch_.begin() + k, scratch_.end(), [](auto& a, auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
     const float lp_target = static_cast<float>(logits[target] - lse);
     std::fwrite(&target, 4, 1, f_);
     std::fwrite(&lp_target, 4, 1, f_);

@@ -31,27 +31,27 @@ Llama2cConfig parse_config(const MappedFile& f) {
         !in_range(c.seq_len) || c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0 ||
         (c.dim / c.n_heads) % 2 != 0) {
         throw Error(f.path() + ": not a llama2.c checkpoint (implausible header: dim " +
-                    std::to_string(c.dim) + ", layers " + std::to_string(c.n_layers) +
-                    ", heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) +
-                    ", vocab " + std::to_string(c.vocab_size) + ")");
+                    std::to_string(c.dim) + ", layers " + std::to_string(c.n_layers) + ", heads " +
+                    std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + ", vocab " +
+                    std::to_string(c.vocab_size) + ")");
     }
     return c;
 }
 
 // Where each weight lies in the checkpoint, in run.c's memory_map_weights() order.
 struct Layout {
-    const float* embed;       // [vocab][dim]
-    const float* rms_att;     // [layer][dim]
-    const float* wq;          // [layer][dim][dim]     ([out][in] per layer)
-    const float* wk;          // [layer][kv_dim][dim]
-    const float* wv;          // [layer][kv_dim][dim]
-    const float* wo;          // [layer][dim][dim]
-    const float* rms_ffn;     // [layer][dim]
-    const float* w1;          // [layer][hidden][dim]
-    const float* w2;          // [layer][dim][hidden]
-    const float* w3;          // [layer][hidden][dim]
-    const float* rms_final;   // [dim]
-    const float* wcls;        // [vocab][dim]
+    const float* embed;      // [vocab][dim]
+    const float* rms_att;    // [layer][dim]
+    const float* wq;         // [layer][dim][dim]     ([out][in] per layer)
+    const float* wk;         // [layer][kv_dim][dim]
+    const float* wv;         // [layer][kv_dim][dim]
+    const float* wo;         // [layer][dim][dim]
+    const float* rms_ffn;    // [layer][dim]
+    const float* w1;         // [layer][hidden][dim]
+    const float* w2;         // [layer][dim][hidden]
+    const float* w3;         // [layer][hidden][dim]
+    const float* rms_final;  // [dim]
+    const float* wcls;       // [vocab][dim]
 };
 
 Layout locate(const MappedFile& f, const Llama2cConfig& c) {
@@ -64,12 +64,17 @@ Layout locate(const MappedFile& f, const Llama2cConfig& c) {
     // byte count need not, and a wrapped one would let a tiny file pass.
     if (floats > (f.size() - kHeaderBytes) / sizeof(float)) {
         char need[32];
-        std::snprintf(need, sizeof need, "%.0Lf", kHeaderBytes + floats * (long double)sizeof(float));
+        std::snprintf(need, sizeof need, "%.0Lf",
+                      kHeaderBytes + floats * (long double)sizeof(float));
         throw Error(f.path() + ": truncated: the header describes " + need +
                     " bytes of checkpoint, the file has " + std::to_string(f.size()));
     }
     const float* p = reinterpret_cast<const float*>(f.data() + kHeaderBytes);
-    auto take = [&p](size_t n) { const float* q = p; p += n; return q; };
+    auto take = [&p](size_t n) {
+        const float* q = p;
+        p += n;
+        return q;
+    };
     Layout w{};
     w.embed = take(size_t(c.vocab_size) * dim);
     w.rms_att = take(L * dim);
@@ -115,9 +120,8 @@ void convert_llama2c(const std::string& checkpoint, const std::string& tokenizer
     hp.head_dim = hp.rope_dim = head;  // run.c: eps 1e-5, theta 10000 (HParams' defaults)
 
     GGUFWriter gw;
-    const std::string name = opts.name.empty()
-                                 ? std::filesystem::path(checkpoint).stem().string()
-                                 : opts.name;
+    const std::string name =
+        opts.name.empty() ? std::filesystem::path(checkpoint).stem().string() : opts.name;
     set_llama_metadata(gw, hp, name, opts.type);
     vocab.to_gguf(gw);
 

@@ -13,7 +13,7 @@ namespace {
 
 // Little-endian reads with bounds checks; the message names the file and the token.
 class Reader {
-  public:
+public:
     Reader(std::string_view data, const std::string& path) : data_(data), path_(path) {}
 
     int32_t i32(const char* what) {
@@ -39,7 +39,7 @@ class Reader {
         throw Error(path_ + ": not a valid llama2.c tokenizer (" + what + ")");
     }
 
-  private:
+private:
     std::string_view data_;
     const std::string& path_;
 };

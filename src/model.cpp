@@ -101,7 +101,7 @@ HParams read_hparams(const GGUFFile& f, const std::string& arch, int64_t n_vocab
 
 }  // namespace
 
-std::unique_ptr<Model> Model::load(const std::string& path) {
+std::unique_ptr<Model> Model::load(const std::string& path, bool pack) {
     auto m = std::make_unique<Model>();
     m->file_ = GGUFFile::open(path);
     const GGUFFile& f = *m->file_;
@@ -136,6 +136,16 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
         l.w1 = b.matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd);
         l.w2 = b.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
         l.w3 = b.matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd);
+    }
+    if (pack) {
+        // The LM head, even when it is the embedding table: get_row reads tok_embd's own
+        // rows, which stay as they are.
+        std::vector<ggml_lite::Matrix*> matrices{&m->output};
+        for (Layer& l : m->layers) {
+            for (ggml_lite::Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
+                matrices.push_back(w);
+        }
+        m->packed_ = ggml_lite::pack_weights(matrices, 0);
     }
     return m;
 }

@@ -39,7 +39,10 @@ struct Layer {
 class Model {
 public:
     // Throws Error naming the file on anything missing, inconsistent or unsupported.
-    static std::unique_ptr<Model> load(const std::string& path);
+    // With `pack`, the weight matrices the active kernels have a packed layout for are
+    // rearranged once into it (ggml-lite/ops.h: pack_weights): a copy of those matrices in
+    // memory, made in about the time it takes to read them.
+    static std::unique_ptr<Model> load(const std::string& path, bool pack = true);
 
     const GGUFFile& file() const { return *file_; }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -57,6 +60,7 @@ public:
 private:
     std::unique_ptr<GGUFFile> file_;
     std::unique_ptr<Tokenizer> tokenizer_;
+    ggml_lite::PackedBuffer packed_;  // what the matrices' `packed` point into
 };
 
 }  // namespace lila

@@ -41,10 +41,11 @@ PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& toke
         if (vocab.add_bos && vocab.bos >= 0) chunk[0] = vocab.bos;
 
         session.truncate(0);
-        const float* logits = session.eval(chunk, /*all_logits=*/true);
-        // Row j predicts token j+1 of the original text (not the BOS-replaced copy).
+        // Logits only for the scored half: row j - first predicts token j+1 of the original
+        // text (not the BOS-replaced copy).
+        const float* logits = session.eval_from(chunk, first);
         for (int64_t j = first; j < n_ctx - 1; j++) {
-            const float* row = logits + j * n_vocab;
+            const float* row = logits + (j - first) * n_vocab;
             const double lp = log_prob(row, n_vocab, start[j + 1]);
             nll -= lp;
             nll2 += lp * lp;

@@ -22,7 +22,7 @@ struct SamplerParams {
 };
 
 class Sampler {
-  public:
+public:
     // Error for settings that have no meaning (repeat_penalty <= 0, repeat_last_n < 0,
     // n_vocab <= 0). Allocates all it needs here: sample() and accept() never allocate.
     Sampler(const SamplerParams& params, int32_t n_vocab);
@@ -39,7 +39,7 @@ class Sampler {
     // A uniform double in [0, 1) from 53 random bits: the one draw sample() makes.
     static double uniform(std::mt19937_64& rng) { return (rng() >> 11) * 0x1.0p-53; }
 
-  private:
+private:
     void apply_repeat_penalty(float* logits);
     int32_t argmax(const float* logits) const;
     void top_k();

@@ -38,7 +38,7 @@ struct Field {
 
 // Walks the fields of one protobuf message; every read is bounds-checked.
 class ProtoReader {
-  public:
+public:
     ProtoReader(std::string_view data, const std::string& path) : data_(data), path_(path) {}
 
     bool next(Field& f) {
@@ -75,7 +75,7 @@ class ProtoReader {
         throw Error(path_ + ": not a valid SentencePiece model (" + what + ")");
     }
 
-  private:
+private:
     uint64_t varint() {
         uint64_t v = 0;
         for (int shift = 0; shift < 64; shift += 7) {

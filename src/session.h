@@ -1,6 +1,6 @@
 // A conversation with a model: the KV cache and the scratch memory of the forward pass.
 // All buffers are sized at construction, so evaluating tokens allocates nothing (except
-// the all-positions logits buffer, sized on first use).
+// the logits buffer when more rows of logits are asked for than before).
 #pragma once
 
 #include <cstdint>
@@ -14,9 +14,10 @@
 namespace lila {
 
 struct SessionParams {
-    int64_t n_ctx = 0;    // 0: the model's training context
-    int64_t n_batch = 512;  // prompt tokens evaluated per forward pass
-    int n_threads = 1;
+    int64_t n_ctx = 0;        // 0: the model's training context
+    int64_t n_batch = 512;    // prompt tokens evaluated per forward pass
+    int n_threads = 1;        // decoding (one token at a time)
+    int n_threads_batch = 0;  // prompts (several tokens at a time); 0: n_threads
     ggml_lite::Type kv_type = ggml_lite::Type::F16;
 };
 
@@ -29,6 +30,10 @@ public:
     // all_logits those of every token (tokens.size() × n_vocab), valid until the next call.
     // Error when the tokens do not fit in the context or an id is out of range.
     const float* eval(std::span<const int32_t> tokens, bool all_logits = false);
+    // As eval, returning the logits of tokens[first..] ((tokens.size() - first) × n_vocab, the
+    // first row for tokens[first]); the others never go through the LM head (perplexity
+    // scores only the second half of a chunk). 0 <= first < tokens.size().
+    const float* eval_from(std::span<const int32_t> tokens, int64_t first);
 
     int64_t n_past() const { return n_past_; }
     int64_t n_ctx() const { return cache_.n_ctx(); }
@@ -36,14 +41,16 @@ public:
     void truncate(int64_t n);
     const Model& model() const { return model_; }
     const KVCache& cache() const { return cache_; }
-    int n_threads() const { return ctx_.n_threads; }
+    int n_threads() const { return n_threads_; }
+    int n_threads_batch() const { return n_threads_batch_; }
 
 private:
-    void forward(const int32_t* tokens, int64_t n, float* logits, bool all_logits);
+    void forward(const int32_t* tokens, int64_t n, float* logits, int64_t first_logit);
     void attention(int64_t layer, int64_t n);
 
     const Model& model_;
     int64_t n_batch_;
+    int n_threads_, n_threads_batch_;
     KVCache cache_;
     int64_t n_past_ = 0;
     ggml_lite::Context ctx_;
@@ -55,7 +62,8 @@ private:
     std::vector<float> k, v;     // new keys, values     [n_batch][kv_dim]
     std::vector<float> xq;       // attention output     [n_batch][q_dim]
     std::vector<float> hb, hb2;  // FFN hidden           [n_batch][n_ff]
-    std::vector<float> att;      // scores, per thread   [n_threads][n_ctx]
+    std::vector<float> att;      // scores, per thread   [threads][n_head / n_head_kv][n_ctx]
+    int64_t att_stride_;         // floats of att per thread
     std::vector<float> rope_cos, rope_sin;  //          [n_batch][rope_dim/2]
     std::vector<float> logits;
 };

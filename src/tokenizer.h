@@ -13,7 +13,7 @@
 namespace lila {
 
 class Tokenizer {
-  public:
+public:
     // SentencePiece-style BPE for model "llama", byte-level BPE for "gpt2"; Error for a model
     // lila does not support or a vocabulary that is inconsistent (sizes, special ids, NaN
     // scores, an unknown pre-tokenizer).
@@ -46,7 +46,7 @@ class Tokenizer {
     // the text after it is a new fragment (and gets its own space prefix).
     bool is_special(int32_t id) const;
 
-  protected:
+protected:
     explicit Tokenizer(Vocab vocab);
 
     // A piece of the input text: raw text to tokenize (token < 0) or a special token.
@@ -60,7 +60,7 @@ class Tokenizer {
 
     Vocab vocab_;
 
-  private:
+private:
     std::vector<int32_t> specials_;  // special token ids, longest text first
 };
 
@@ -71,13 +71,13 @@ class Tokenizer {
 // in front of the first token: pass true when the stream is the whole text from its
 // beginning, false (the default) when it continues text already shown, such as a prompt.
 class StreamDecoder {
-  public:
+public:
     explicit StreamDecoder(const Tokenizer& tok, bool at_text_start = false)
         : tok_(tok), at_fragment_start_(at_text_start) {}
     std::string push(int32_t id);
     std::string flush();  // whatever is held back, invalid bytes as U+FFFD
 
-  private:
+private:
     const Tokenizer& tok_;
     std::string pending_;
     bool at_fragment_start_;

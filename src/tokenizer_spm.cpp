@@ -22,14 +22,14 @@ namespace lila {
 namespace {
 
 class SpmTokenizer final : public Tokenizer {
-  public:
+public:
     explicit SpmTokenizer(Vocab vocab);
     SpmTokenizer(const SpmTokenizer&) = delete;  // pieces_ points into vocab_
     SpmTokenizer& operator=(const SpmTokenizer&) = delete;
     std::vector<int32_t> encode(std::string_view text, bool add_bos,
                                 bool parse_special) const override;
 
-  private:
+private:
     // A run of the text in a doubly linked list of symbols; merged-away symbols get len 0.
     struct Symbol {
         int32_t prev, next;

@@ -130,7 +130,7 @@ void run(const BenchArgs& a) {
         const double bandwidth = ggml_lite::measure_read_bandwidth(t);
         bw.push_back({t, bandwidth / 1e9});
         SessionParams sp = a.model.session_params();
-        sp.n_threads = t;
+        sp.n_threads = sp.n_threads_batch = t;
         sp.n_ctx = std::max(need_ctx, a.model.ctx);
         Session s(*model, sp);
 
@@ -187,6 +187,7 @@ void register_bench(CLI::App& app) {
     cmd->add_option("--cache-type", a->model.cache_type, "KV cache type")
         ->check(CLI::IsMember({"f16", "f32"}));
     cmd->add_flag("-v,--verbose", a->model.verbose, "print CPU features and kernel paths");
+    cmd->add_flag("!--no-repack", a->model.pack, "keep the weights as the file has them");
     cmd->callback([a] { run(*a); });
 }
 

@@ -1,6 +1,9 @@
 #include "common.h"
 
+#include <unistd.h>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <set>
@@ -50,19 +53,26 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 void add_model_args(CLI::App* cmd, ModelArgs& a) {
     cmd->add_option("-m,--model", a.model, "model file (GGUF)")->required();
-    cmd->add_option("-t,--threads", a.threads, "threads (default: physical cores)")
+    cmd->add_option("-t,--threads", a.threads, "threads for generation (default: physical cores)")
+        ->check(CLI::Range(1, 1024));
+    cmd->add_option("--threads-batch", a.threads_batch,
+                    "-tb: threads for prompt processing (default: physical cores)")
         ->check(CLI::Range(1, 1024));
     cmd->add_option("-c,--ctx-size", a.ctx, "context length (default: the model's)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
     cmd->add_option("--cache-type", a.cache_type, "KV cache type")
         ->check(CLI::IsMember({"f16", "f32"}));
     cmd->add_flag("-v,--verbose", a.verbose, "print CPU features and kernel paths");
+    cmd->add_flag(
+        "!--no-repack", a.pack,
+        "keep the weights as the file has them (less memory, faster load, slower prompts)");
 }
 
 SessionParams ModelArgs::session_params() const {
     SessionParams p;
     p.n_ctx = ctx;
     p.n_threads = threads > 0 ? threads : physical_cores();
+    p.n_threads_batch = threads_batch > 0 ? threads_batch : physical_cores();
     p.kv_type = *ggml_lite::type_from_name(cache_type);
     return p;
 }
@@ -86,12 +96,45 @@ SamplerParams SamplingArgs::resolve() const {
     return p;
 }
 
+void startup(int argc, char** argv) {
+    static char threads_batch[] = "--threads-batch";
+    for (int i = 1; i < argc; i++) {
+        if (std::strcmp(argv[i], "-tb") == 0) argv[i] = threads_batch;
+    }
+    // libgomp's default when nothing is set: a waiting thread spins 300,000 times (about 8 ms
+    // here) before it sleeps. On a machine shared with other work that spinning takes the CPU
+    // the thread being waited for needs; 10,000 (about 0.3 ms) still covers the gaps between
+    // the parallel regions of a token, so the threads stay awake while a model runs.
+    if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+    setenv("GOMP_SPINCOUNT", "10000", 1);
+    // The binary's real path rather than /proc/self/exe, which would rename the process "exe".
+    char self[4096];
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) return;
+    self[len] = '\0';
+    execv(self, argv);
+}
+
+std::string kernel_paths(const Model& m) {
+    std::set<ggml_lite::Type> types;
+    for (const GGUFTensorInfo& t : m.file().tensors()) {
+        if (t.shape.size() >= 2) types.insert(t.type);
+    }
+    std::string out =
+        "kernels: " + std::string(ggml_lite::isa_name(ggml_lite::active_isa())) + "\n";
+    for (ggml_lite::Type t : types) {
+        out +=
+            std::string("  ") + ggml_lite::type_name(t) + ": " + ggml_lite::kernel_path(t) + "\n";
+    }
+    return out;
+}
+
 std::unique_ptr<Model> load_model(const ModelArgs& a) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto model = Model::load(a.model);
+    auto model = Model::load(a.model, a.pack);
     if (a.verbose) {
-        std::fprintf(stderr, "cpu: %s\nkernels: %s\n", ggml_lite::cpu_features().c_str(),
-                     ggml_lite::isa_name(ggml_lite::active_isa()));
+        std::fprintf(stderr, "cpu: %s\n%s", ggml_lite::cpu_features().c_str(),
+                     kernel_paths(*model).c_str());
     }
     std::fprintf(stderr, "loaded %s (%s, %.1f MB) in %.2f s\n", model->name().c_str(),
                  model->type_summary().c_str(), model->weight_bytes() / 1e6, seconds_since(t0));

@@ -15,10 +15,12 @@ namespace lila::tools {
 // -m, -t, -c, --cache-type: what every command that runs a model takes.
 struct ModelArgs {
     std::string model;
-    int threads = 0;  // 0: physical cores
+    int threads = 0;        // decoding; 0: physical cores
+    int threads_batch = 0;  // prompt processing; 0: physical cores
     int64_t ctx = 0;  // 0: the model's training context
     std::string cache_type = "f16";
     bool verbose = false;
+    bool pack = true;  // rearrange weights for the packed kernels (Model::load)
 
     SessionParams session_params() const;
 };
@@ -37,7 +39,18 @@ void add_sampling_args(CLI::App* cmd, SamplingArgs& a);
 // on stderr.
 std::unique_ptr<Model> load_model(const ModelArgs& a);
 
+// "kernels: avx512" and, for each weight type in the model, how matmul multiplies it.
+std::string kernel_paths(const Model& m);
+
 int physical_cores();
+
+// What main does first:
+// - libgomp reads its spin-wait settings once, when it is loaded (before main): when the user
+//   has set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, sets GOMP_SPINCOUNT to lila's default
+//   and re-executes the program (docs/PERF.md: OpenMP waiting);
+// - rewrites llama.cpp's two-letter short option -tb as --threads-batch, which CLI11 cannot
+//   declare.
+void startup(int argc, char** argv);
 
 // The contents of a text file; Error naming the file when it cannot be read or is not UTF-8
 // (with the byte offset of the first bad sequence).

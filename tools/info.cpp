@@ -48,8 +48,8 @@ void run(const ModelArgs& a) {
     const Vocab& vocab = model->tokenizer().vocab();
     std::printf("tokenizer:   %s, %d tokens, bos %d, eos %d\n", vocab.model.c_str(), vocab.size(),
                 vocab.bos, vocab.eos);
-    std::printf("cpu:         %s\nkernels:     %s\n", ggml_lite::cpu_features().c_str(),
-                ggml_lite::isa_name(ggml_lite::active_isa()));
+    std::printf("cpu:         %s\n%s", ggml_lite::cpu_features().c_str(),
+                kernel_paths(*model).c_str());
 
     std::printf("\nmetadata (%zu keys):\n", f.metadata().size());
     for (const auto& [key, value] : f.metadata()) {
@@ -69,6 +69,7 @@ void register_info(CLI::App& app) {
     auto a = std::make_shared<ModelArgs>();
     CLI::App* cmd = app.add_subcommand("info", "show a model's metadata and tensors");
     cmd->add_option("model", a->model, "model file (GGUF)")->required();
+    a->pack = false;  // nothing runs: kernel_path() says what would
     cmd->callback([a] { run(*a); });
 }
 

@@ -6,6 +6,7 @@
 #include "src/error.h"
 
 int main(int argc, char** argv) {
+    lila::tools::startup(argc, argv);
     CLI::App app{"lila: quantized Llama-family inference on the CPU"};
     app.require_subcommand(1);
     app.option_defaults()->always_capture_default();

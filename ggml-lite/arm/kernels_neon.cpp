@@ -396,6 +396,9 @@ constexpr Kernels kNeon = {
     FK::scale,
     FK::axpy_f16<LoadF16>,
     FK::rope,
+    {},  // no packed-weight kernels: matmul uses gemm_tile
+    FK::attend<LoadF32<Arch>>,
+    FK::attend<LoadF16>,
 };
 
 #endif

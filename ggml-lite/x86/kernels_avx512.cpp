@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "ggml-lite/kernels.h"
+#include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
 #include "ggml-lite/simd_float.h"
 
@@ -274,6 +275,148 @@ float q_vec_dot(int64_t n, const void* w, const void* x) {
     q_block<Q, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y,
                      0);
     return y;
+}
+
+// ---- Packed weights (packed.h) ----------------------------------------------------------------
+//
+// Sixteen rows per group, one int32 lane per row: a block column is 8 vpdpbusd, each 4 bytes
+// of all 16 rows times 4 activation bytes broadcast from memory, then one conversion and one
+// FMA per token. The weight operands (Q4_0's nibbles split) are loaded once per block column
+// for up to kPackTokens tokens, and nothing is summed horizontally.
+
+// quantize_q8_0's bytes, with the float scale and c = -Offset sum(qs).
+template <int Offset>
+void quantize_q8_0c(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<block_q8_0c*>(vy);
+    for (int64_t b = 0; b < n / QK8_0; b++) {
+        block_q8_0 q;
+        quantize_q8_0(x + b * QK8_0, &q, QK8_0);
+        const __m512i lo = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<__m128i*>(q.qs)));
+        const __m512i hi =
+            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<__m128i*>(q.qs + 16)));
+        y[b].d = _cvtsh_ss(q.d);
+        y[b].c = -Offset * _mm512_reduce_add_epi32(_mm512_add_epi32(lo, hi));
+        __builtin_memcpy(y[b].qs, q.qs, QK8_0);
+    }
+}
+
+// The 8 unsigned operands of a block column; operand i pairs with activation bytes 4i..4i+3.
+struct PackedQ4 {  // low nibbles of words 0-3 (elements 4m..), then the high ones (16 + 4m..)
+    using Block = block_q4_0x16;
+    static void load(const Block& w, __m512i* op) {
+        const __m512i mask = _mm512_set1_epi8(0x0f);
+        for (int m = 0; m < 4; m++) {
+            const __m512i v = _mm512_loadu_si512(w.qs[m]);
+            op[m] = _mm512_and_si512(v, mask);
+            op[m + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+        }
+    }
+};
+
+struct PackedQ8 {  // stored as w + 128 already
+    using Block = block_q8_0x16;
+    static void load(const Block& w, __m512i* op) {
+        for (int m = 0; m < 8; m++) op[m] = _mm512_loadu_si512(w.qs[m]);
+    }
+};
+
+template <class P, int NT>
+void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
+                 float* y, int64_t y_stride, __mmask16 rows) {
+    // Blocks ahead to prefetch: the group is one contiguous stream, but a few blocks of lead
+    // keep enough lines in flight when one thread streams alone.
+    constexpr int64_t kAhead = 8;
+    // Tokens whose vpdpbusd chains are interleaved: a chain is 8 dependent instructions of
+    // latency 5, so four side by side keep both vector ports busy.
+    constexpr int kChains = 4;
+    __m512 acc[NT];
+    for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_range<sizeof(typename P::Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
+        __m512i op[8];
+        P::load(w[b], op);
+        const __m512 wd =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].d)));
+        const auto act = [&](int t) -> const block_q8_0c& {
+            return reinterpret_cast<const block_q8_0c*>(x + t * x_stride)[b];
+        };
+        const auto word = [&](int t, int i) {
+            int32_t v;
+            __builtin_memcpy(&v, act(t).qs + 4 * i, 4);
+            return _mm512_set1_epi32(v);
+        };
+        const auto finish = [&](int t, __m512i sum) {
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum),
+                                     _mm512_mul_ps(wd, _mm512_set1_ps(act(t).d)), acc[t]);
+        };
+        if constexpr (NT == 1) {
+            // One token: its sum as two chains of four.
+            __m512i s0 = _mm512_set1_epi32(act(0).c), s1 = _mm512_setzero_si512();
+            for (int i = 0; i < 4; i++) {
+                s0 = _mm512_dpbusd_epi32(s0, op[i], word(0, i));
+                s1 = _mm512_dpbusd_epi32(s1, op[i + 4], word(0, i + 4));
+            }
+            finish(0, _mm512_add_epi32(s0, s1));
+        } else {
+            // Unrolled, so that acc[] and s[] live in registers.
+#pragma GCC unroll 16
+            for (int t0 = 0; t0 < NT; t0 += kChains) {
+                constexpr int kMax = kChains;
+                __m512i s[kMax];
+#pragma GCC unroll 4
+                for (int g = 0; g < kMax; g++) {
+                    if (t0 + g < NT) s[g] = _mm512_set1_epi32(act(t0 + g).c);
+                }
+#pragma GCC unroll 8
+                for (int i = 0; i < 8; i++) {
+#pragma GCC unroll 4
+                    for (int g = 0; g < kMax; g++) {
+                        if (t0 + g < NT) s[g] = _mm512_dpbusd_epi32(s[g], op[i], word(t0 + g, i));
+                    }
+                }
+#pragma GCC unroll 4
+                for (int g = 0; g < kMax; g++) {
+                    if (t0 + g < NT) finish(t0 + g, s[g]);
+                }
+            }
+        }
+    }
+    for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * y_stride, rows, acc[t]);
+}
+
+template <class P>
+void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                 int64_t y_stride, int nr, int nt) {
+    const auto rows = static_cast<__mmask16>((1u << nr) - 1);
+    const auto* wb = static_cast<const typename P::Block*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    FK::with_count<kPackTokens>(
+        nt, [&]<int NT>() { packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows); });
+}
+
+// ---- Attention ---------------------------------------------------------------------------------
+
+// head_dim a multiple of 16 runs on 512-bit vectors; otherwise (8, 24, ...) on 256-bit ones, so
+// that value rows still fill whole vectors.
+using Arch256 = xsimd::fma3<xsimd::avx2>;
+using FK256 = FloatKernels<Arch256>;
+
+struct LoadF16x8 {
+    using Elem = uint16_t;
+    static xsimd::batch<float, Arch256> load(const uint16_t* p) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
+    static float scalar(const uint16_t* p) { return _cvtsh_ss(*p); }
+};
+
+template <class Elem, class L512, class L256>
+void attend(const float* q, int64_t n_q, int64_t hd, const Elem* k, const Elem* v, int64_t n_pos,
+            float scale, float* scores, float* out) {
+    if (hd % 16 != 0) {
+        FK256::attend<L256>(q, n_q, hd, k, v, n_pos, scale, scores, out);
+    } else {
+        FK::attend<L512>(q, n_q, hd, k, v, n_pos, scale, scores, out);
+    }
 }
 
 // ---- k-quants: Q8_K activations, Q4_K and Q6_K weights -------------------------------------
@@ -544,6 +687,18 @@ constexpr Kernels kAvx512 = {
     FK::scale,
     FK::axpy_f16<LoadF16>,
     FK::rope,
+    {
+        {},
+        {},
+        {},
+        {quantize_q8_0c<128>, packed_gemm<PackedQ8>},
+        {quantize_q8_0c<8>, packed_gemm<PackedQ4>},
+        {},
+        {},
+        {},
+    },
+    attend<float, LoadF32<Arch>, LoadF32<Arch256>>,
+    attend<uint16_t, LoadF16, LoadF16x8>,
 };
 
 }  // namespace

@@ -8,6 +8,8 @@
 //   matmul/<type>/<rows>x<cols>x<tokens>/<isa>/threads:N   prefill, as weight bytes/s and
 //       multiply-adds/s (counter "MAC/s").
 //   bandwidth/read/threads:N   a read-only sum over 1 GiB: what the memory delivers.
+//   <isa>-packed: the same products on weights in the packed layout (packed.h) that lila
+//       uses where the ISA has packed kernels.
 //
 // `make bench` runs everything; docs/kernels.md has the command behind its figures.
 #include <benchmark/benchmark.h>
@@ -23,6 +25,7 @@
 
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/ops.h"
+#include "ggml-lite/packed.h"
 #include "ggml-lite/type.h"
 
 namespace {
@@ -55,6 +58,7 @@ std::vector<float> random_floats(int64_t n, uint32_t seed) {
 struct Pool {
     Type type;
     Shape shape;
+    bool packed;
     size_t copies;
     size_t matrix_bytes;
     std::unique_ptr<uint8_t[]> data;
@@ -62,19 +66,24 @@ struct Pool {
     const void* matrix(size_t i) const { return data.get() + (i % copies) * matrix_bytes; }
 };
 
-const Pool& pool(Type type, Shape shape, bool stream) {
+const Pool& pool(Type type, Shape shape, bool stream, bool packed) {
     static std::unique_ptr<Pool> cached;
     const size_t bytes = row_size(type, shape.cols) * static_cast<size_t>(shape.rows);
     const size_t copies = stream ? (kStreamBytes + bytes - 1) / bytes : 1;
     if (cached && cached->type == type && cached->shape.rows == shape.rows &&
-        cached->shape.cols == shape.cols && cached->copies == copies) {
+        cached->shape.cols == shape.cols && cached->copies == copies && cached->packed == packed) {
         return *cached;
     }
     cached.reset();
-    auto p = std::make_unique<Pool>(Pool{type, shape, copies, bytes, nullptr});
+    auto p = std::make_unique<Pool>(Pool{type, shape, packed, copies, bytes, nullptr});
     p->data.reset(new uint8_t[bytes * copies]);  // no zero fill: every byte is written below
     const std::vector<float> f = random_floats(shape.rows * shape.cols, 1);
     traits(type).from_float(f.data(), p->data.get(), shape.rows * shape.cols);
+    if (packed) {  // the benchmark shapes are whole groups of rows: the same size
+        const std::vector<uint8_t> rows(p->data.get(), p->data.get() + bytes);
+        pack_groups(type, rows.data(), shape.rows, shape.cols, p->data.get(), 0,
+                    shape.rows / kPackRows);
+    }
     for (size_t c = 1; c < copies; c++)
         std::memcpy(p->data.get() + c * bytes, p->data.get(), bytes);
     cached = std::move(p);
@@ -82,13 +91,13 @@ const Pool& pool(Type type, Shape shape, bool stream) {
 }
 
 void run_matmul(benchmark::State& state, Isa isa, Type type, Shape shape, int64_t tokens,
-                int threads, bool stream) {
+                int threads, bool stream, bool packed) {
     const Kernels* k = kernels_for(isa);
     if (!k) {
         state.SkipWithError("ISA not supported on this machine");
         return;
     }
-    const Pool& p = pool(type, shape, stream);
+    const Pool& p = pool(type, shape, stream, packed);
     const std::vector<float> x = random_floats(tokens * shape.cols, 2);
     std::vector<float> y(static_cast<size_t>(tokens * shape.rows));
     Context ctx;
@@ -96,7 +105,10 @@ void run_matmul(benchmark::State& state, Isa isa, Type type, Shape shape, int64_
     ctx.k = k;
     size_t i = 0;
     for (auto _ : state) {
-        matmul(ctx, {type, shape.rows, shape.cols, p.matrix(i++)}, x.data(), tokens, y.data());
+        const void* w = p.matrix(i++);
+        const Matrix W = packed ? Matrix{type, shape.rows, shape.cols, nullptr, w}
+                                : Matrix{type, shape.rows, shape.cols, w};
+        matmul(ctx, W, x.data(), tokens, y.data());
         benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
@@ -136,16 +148,18 @@ void bandwidth_read(benchmark::State& state, int threads) {
 // snprintf rather than std::string concatenation: GCC 12 at -O3 raises a false -Wrestrict
 // on chains of string operator+.
 std::string bench_name(const char* kind, Type type, Shape shape, int64_t tokens, Isa isa,
-                       int threads) {
+                       bool packed, int threads) {
     char buf[128];
+    const char* layout = packed ? "-packed" : "";
     if (tokens > 1) {
-        std::snprintf(buf, sizeof buf, "%s/%s/%lldx%lldx%lld/%s/threads:%d", kind, type_name(type),
-                      static_cast<long long>(shape.rows), static_cast<long long>(shape.cols),
-                      static_cast<long long>(tokens), isa_name(isa), threads);
+        std::snprintf(buf, sizeof buf, "%s/%s/%lldx%lldx%lld/%s%s/threads:%d", kind,
+                      type_name(type), static_cast<long long>(shape.rows),
+                      static_cast<long long>(shape.cols), static_cast<long long>(tokens),
+                      isa_name(isa), layout, threads);
     } else {
-        std::snprintf(buf, sizeof buf, "%s/%s/%lldx%lld/%s/threads:%d", kind, type_name(type),
+        std::snprintf(buf, sizeof buf, "%s/%s/%lldx%lld/%s%s/threads:%d", kind, type_name(type),
                       static_cast<long long>(shape.rows), static_cast<long long>(shape.cols),
-                      isa_name(isa), threads);
+                      isa_name(isa), layout, threads);
     }
     return buf;
 }
@@ -181,15 +195,19 @@ void register_all() {
         for (Type type : kTypes) {
             for (Shape shape : kind.shapes) {
                 for (Isa isa : kIsas) {
-                    if (!kernels_for(isa)) continue;  // other architectures' paths
-                    for (int threads : kThreads) {
-                        const std::string name =
-                            bench_name(kind.name, type, shape, kind.tokens, isa, threads);
-                        benchmark::RegisterBenchmark(name.c_str(), run_matmul, isa, type, shape,
-                                                     kind.tokens, threads, kind.stream)
-                            ->UseRealTime()
-                            ->ComputeStatistics("max", max_of)
-                            ->Unit(benchmark::kMicrosecond);
+                    const Kernels* k = kernels_for(isa);
+                    if (!k) continue;  // other architectures' paths
+                    for (bool packed : {false, true}) {
+                        if (packed && !k->packed[type_index(type)].gemm) continue;
+                        for (int threads : kThreads) {
+                            const std::string name = bench_name(kind.name, type, shape, kind.tokens,
+                                                                isa, packed, threads);
+                            benchmark::RegisterBenchmark(name.c_str(), run_matmul, isa, type, shape,
+                                                         kind.tokens, threads, kind.stream, packed)
+                                ->UseRealTime()
+                                ->ComputeStatistics("max", max_of)
+                                ->Unit(benchmark::kMicrosecond);
+                        }
                     }
                 }
             }

@@ -11,8 +11,12 @@
 
 namespace lila::test {
 
-inline std::string stories_checkpoint() { return shared_path("models/stories260K.bin"); }
-inline std::string stories_tokenizer() { return shared_path("models/tok512.bin"); }
+inline std::string stories_checkpoint() {
+    return shared_path("models/stories260K.bin");
+}
+inline std::string stories_tokenizer() {
+    return shared_path("models/tok512.bin");
+}
 
 // Path of stories260K converted to `type` (F32 is exact: the checkpoint is float32).
 inline const std::string& stories_model(ggml_lite::Type type) {
@@ -20,7 +24,8 @@ inline const std::string& stories_model(ggml_lite::Type type) {
     static std::map<ggml_lite::Type, std::string> paths;
     auto it = paths.find(type);
     if (it != paths.end()) return it->second;
-    const std::string out = dir.path(std::string("stories260K-") + ggml_lite::type_name(type) + ".gguf");
+    const std::string out =
+        dir.path(std::string("stories260K-") + ggml_lite::type_name(type) + ".gguf");
     ConvertOptions opts;
     opts.type = type;
     convert_llama2c(stories_checkpoint(), stories_tokenizer(), out, opts);

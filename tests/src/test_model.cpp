@@ -51,7 +51,8 @@ struct ReferenceLogits {
 
 ReferenceLogits reference_logits() {
     const json seq = reference("stories260K_logits.json")["sequences"][0];
-    return {seq["token_ids"].get<std::vector<int32_t>>(), seq["last_logits"].get<std::vector<float>>(),
+    return {seq["token_ids"].get<std::vector<int32_t>>(),
+            seq["last_logits"].get<std::vector<float>>(),
             seq["top5_per_position"].get<std::vector<std::vector<int32_t>>>()};
 }
 
@@ -95,7 +96,10 @@ TEST(Model, F32MatchesReferenceLogits) {
 // headroom; the top-1 token must agree at every position.
 TEST(Model, CompactTypesStayCloseToReference) {
     const ReferenceLogits ref = reference_logits();
-    struct Case { Type weights, kv; float tol; };
+    struct Case {
+        Type weights, kv;
+        float tol;
+    };
     for (const Case c : {Case{Type::F32, Type::F16, 7e-3f}, Case{Type::F16, Type::F16, 0.018f},
                          Case{Type::Q8_0, Type::F16, 0.38f}, Case{Type::Q4_0, Type::F16, 3.5f}}) {
         auto m = Model::load(test::stories_model(c.weights));
@@ -106,7 +110,8 @@ TEST(Model, CompactTypesStayCloseToReference) {
             EXPECT_EQ(argmax(logits + t * nv, nv), ref.top5[t][0])
                 << ggml_lite::type_name(c.weights) << " position " << t;
         }
-        const float d = max_abs_diff(logits + (ref.ids.size() - 1) * nv, ref.last_logits.data(), nv);
+        const float d =
+            max_abs_diff(logits + (ref.ids.size() - 1) * nv, ref.last_logits.data(), nv);
         EXPECT_LT(d, c.tol) << ggml_lite::type_name(c.weights);
         std::printf("[ measured ] %s weights, %s cache: max |logit - reference| = %.2e\n",
                     ggml_lite::type_name(c.weights), ggml_lite::type_name(c.kv), d);

@@ -15,7 +15,8 @@ using ggml_lite::Type;
 
 std::vector<int32_t> tinystories_tokens(const Model& m, size_t max_bytes) {
     const std::string text =
-        test::read_file(test::shared_path("data/tinystories/tinystories_val.txt")).substr(0, max_bytes);
+        test::read_file(test::shared_path("data/tinystories/tinystories_val.txt"))
+            .substr(0, max_bytes);
     return m.tokenizer().encode(text, true, false);
 }
 

@@ -48,7 +48,7 @@ std::vector<json> read_jsonl(const std::string& path) {
 // SentencePiece's BPE as llama2.c writes it: find the best pair in the whole sequence,
 // merge it, repeat. O(n^2), so only for short texts; the tokenizer must agree with it.
 class NaiveBpe {
-  public:
+public:
     explicit NaiveBpe(const Vocab& v) : v_(v) {
         for (int32_t i = v.size() - 1; i >= 0; i--) {
             if (v.types[i] == TokenType::Normal) ids_[v.tokens[i]] = i;
@@ -94,7 +94,7 @@ class NaiveBpe {
         return out;
     }
 
-  private:
+private:
     int32_t normal_id(const std::string& s) const {
         const auto it = ids_.find(s);
         return it == ids_.end() || v_.types[it->second] != TokenType::Normal ? -1 : it->second;

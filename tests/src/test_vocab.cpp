@@ -66,7 +66,7 @@ void expect_same(const Vocab& a, const Vocab& b) {
 }
 
 class VocabGGUF : public ::testing::Test {
-  protected:
+protected:
     test::TempDir dir_;
     std::string path_ = dir_.path("vocab.gguf");
 

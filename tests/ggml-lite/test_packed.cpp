@@ -1,0 +1,313 @@
+// The packed-weight path (packed.h, PackedKernels) and the attention kernels of every table,
+// against the scalar reference: the same bits where the kernels promise them, the original
+// rows' dot products within float tolerance, and matmul's results independent of threads,
+// tiling and of how many matrices share one call.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "ggml-lite/ops.h"
+#include "ggml-lite/packed.h"
+#include "ggml-lite/quant.h"
+#include "helpers.h"
+
+namespace ggml_lite {
+namespace {
+
+const Kernels& ref() {
+    return kernels_scalar();
+}
+
+constexpr Type kPackedTypes[] = {Type::Q8_0, Type::Q4_0};
+
+// Every table with a packed path for `type`, the scalar reference first.
+std::vector<const Kernels*> packed_tables(Type type) {
+    std::vector<const Kernels*> out;
+    for (const Kernels* k : test::all_tables()) {
+        if (k->packed[type_index(type)].gemm) out.push_back(k);
+    }
+    return out;
+}
+
+std::vector<uint8_t> pack(Type type, const std::vector<uint8_t>& w, int64_t rows, int64_t cols) {
+    const int64_t groups = (rows + kPackRows - 1) / kPackRows;
+    std::vector<uint8_t> out(groups * packed_group_size(type, cols));
+    pack_groups(type, w.data(), rows, cols, out.data(), 0, groups);
+    return out;
+}
+
+std::vector<uint8_t> quantize_act(const Kernels& k, Type type, const std::vector<float>& x,
+                                  int64_t tokens, int64_t cols) {
+    std::vector<uint8_t> out(tokens * (cols / 32) * sizeof(block_q8_0c));
+    for (int64_t t = 0; t < tokens; t++) {
+        k.packed[type_index(type)].quantize(
+            x.data() + t * cols, out.data() + t * (cols / 32) * sizeof(block_q8_0c), cols);
+    }
+    return out;
+}
+
+TEST(Packed, TablesPresent) {
+    EXPECT_NE(ref().packed[kQ4_0].gemm, nullptr);
+    EXPECT_NE(ref().packed[kQ8_0].gemm, nullptr);
+#if defined(__x86_64__)
+    if (isa_supported(Isa::Avx512)) {
+        EXPECT_NE(kernels_for(Isa::Avx512)->packed[kQ4_0].gemm, nullptr);
+    }
+#endif
+}
+
+// The layout: every byte of every row lands where packed.h says, padding rows are zero.
+TEST(Packed, LayoutHoldsTheOriginalBytes) {
+    const int64_t rows = 21, cols = 96;
+    for (Type type : kPackedTypes) {
+        const auto w = test::random_matrix(type, rows, cols, 3);
+        const auto p = pack(type, w, rows, cols);
+        const size_t row_bytes = row_size(type, cols), block = traits(type).type_size;
+        const int words = type == Type::Q4_0 ? 4 : 8;
+        const uint8_t flip = type == Type::Q8_0 ? 0x80 : 0;
+        const size_t column = sizeof(fp16_t) * kPackRows + 4 * kPackRows * words;
+        for (int64_t r = 0; r < 32; r++) {
+            for (int64_t b = 0; b < cols / 32; b++) {
+                const uint8_t* col =
+                    p.data() + (r / kPackRows) * packed_group_size(type, cols) + b * column;
+                const int i = static_cast<int>(r % kPackRows);
+                fp16_t d;
+                std::memcpy(&d, col + 2 * i, 2);
+                const uint8_t* src = w.data() + r * row_bytes + b * block;
+                EXPECT_EQ(d, r < rows ? *reinterpret_cast<const fp16_t*>(src) : 0);
+                for (int m = 0; m < words; m++) {
+                    for (int j = 0; j < 4; j++) {
+                        const uint8_t got = col[2 * kPackRows + (m * kPackRows + i) * 4 + j];
+                        EXPECT_EQ(got, r < rows ? uint8_t(src[2 + 4 * m + j] ^ flip) : 0)
+                            << type_name(type) << " row " << r << " block " << b;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// The activation blocks: Q8_0's reference bytes, the scale as float, the right correction;
+// every table writes the scalar one's bytes.
+TEST(Packed, ActivationsAreQ8_0WithCorrection) {
+    for (Type type : kPackedTypes) {
+        for (int64_t cols : {32, 64, 2048}) {
+            auto x = test::random_floats(cols, static_cast<uint32_t>(cols), -3.0f, 3.0f);
+            x[0] = 0.0f;
+            for (int i = 32; i < 64 && i < cols; i++) x[i] = 0.0f;  // an all-zero block
+            std::vector<block_q8_0> q(cols / 32);
+            quantize_row_q8_0_ref(x.data(), q.data(), cols);
+            const auto want = quantize_act(ref(), type, x, 1, cols);
+            const auto* blocks = reinterpret_cast<const block_q8_0c*>(want.data());
+            for (int64_t b = 0; b < cols / 32; b++) {
+                int sum = 0;
+                for (int j = 0; j < 32; j++) sum += q[b].qs[j];
+                EXPECT_EQ(blocks[b].d, fp16_to_fp32(q[b].d));
+                EXPECT_EQ(blocks[b].c, -(type == Type::Q4_0 ? 8 : 128) * sum);
+                EXPECT_EQ(0, std::memcmp(blocks[b].qs, q[b].qs, 32));
+            }
+            for (const Kernels* k : packed_tables(type)) {
+                EXPECT_EQ(quantize_act(*k, type, x, 1, cols), want) << isa_name(k->isa);
+            }
+        }
+    }
+}
+
+// Every table's gemm gives the scalar one's bits for every tile shape, writes nothing outside
+// its tile, and agrees with vec_dot on the original rows within float tolerance.
+TEST(Packed, GemmMatchesScalarBitForBit) {
+    const int64_t rows = 16, tokens = kPackTokens;
+    for (Type type : kPackedTypes) {
+        for (int64_t cols : {32, 96, 256, 2048}) {
+            const auto w = test::random_matrix(type, rows, cols, 5);
+            const auto p = pack(type, w, rows, cols);
+            const auto x = test::random_floats(tokens * cols, 6);
+            const auto xa = quantize_act(ref(), type, x, tokens, cols);
+            const size_t xs = (cols / 32) * sizeof(block_q8_0c);
+            std::vector<float> want(tokens * rows);
+            ref().packed[type_index(type)].gemm(cols, p.data(), xa.data(), xs, want.data(), rows,
+                                                rows, tokens);
+            // Against the original rows' vec_dot (a different float order).
+            std::vector<uint8_t> xq(row_size(Type::Q8_0, cols));
+            for (int64_t t = 0; t < tokens; t++) {
+                quantize_row_q8_0_ref(x.data() + t * cols, reinterpret_cast<block_q8_0*>(xq.data()),
+                                      cols);
+                for (int64_t r = 0; r < rows; r++) {
+                    const float d = ref().types[type_index(type)].vec_dot(
+                        cols, w.data() + r * row_size(type, cols), xq.data());
+                    EXPECT_NEAR(want[t * rows + r], d, 1e-5 * (std::fabs(d) + cols / 32.0));
+                }
+            }
+            for (const Kernels* k : packed_tables(type)) {
+                for (int nr : {1, 5, 16}) {
+                    for (int nt = 1; nt <= kPackTokens; nt++) {
+                        std::vector<float> got(tokens * rows, -1.0f);
+                        k->packed[type_index(type)].gemm(cols, p.data(), xa.data(), xs, got.data(),
+                                                         rows, nr, nt);
+                        for (int t = 0; t < tokens; t++) {
+                            for (int r = 0; r < rows; r++) {
+                                const float g = got[t * rows + r];
+                                if (t >= nt || r >= nr) {
+                                    ASSERT_EQ(g, -1.0f) << "wrote outside the tile";
+                                } else {
+                                    ASSERT_EQ(g, want[t * rows + r])
+                                        << isa_name(k->isa) << ' ' << type_name(type)
+                                        << " cols=" << cols << " tile " << nr << 'x' << nt;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Shape {
+    int64_t rows, cols, tokens;
+};
+
+// matmul over packed weights: the unpacked result within tolerance; the same bits for any
+// thread count, for prefill and token-by-token decode, alone or sharing a call.
+TEST(Packed, MatmulPackedConsistent) {
+    // Large enough that matmul really runs on several threads.
+    const Shape shapes[] = {{37, 128, 1}, {300, 512, 1}, {61, 160, 35}, {130, 256, 40}};
+    for (Type type : kPackedTypes) {
+        for (const Kernels* k : packed_tables(type)) {
+            for (Shape s : shapes) {
+                const auto w = test::random_matrix(type, s.rows, s.cols, 7);
+                const auto p = pack(type, w, s.rows, s.cols);
+                const auto x = test::random_floats(s.tokens * s.cols, 8);
+                Matrix plain{type, s.rows, s.cols, w.data()};
+                Matrix packed = plain;
+                packed.packed = p.data();
+                Context ctx;
+                ctx.k = k;
+                std::vector<float> want(s.rows * s.tokens), got(want.size());
+                matmul(ctx, plain, x.data(), s.tokens, want.data());
+                for (int threads : {1, 2, 3}) {
+                    ctx.n_threads = threads;
+                    std::vector<float> y(want.size());
+                    matmul(ctx, packed, x.data(), s.tokens, y.data());
+                    if (threads == 1) {
+                        got = y;
+                        for (size_t i = 0; i < y.size(); i++)
+                            ASSERT_NEAR(y[i], want[i], 1e-5 * (std::fabs(want[i]) + s.cols / 32.0));
+                    } else {
+                        ASSERT_EQ(y, got) << isa_name(k->isa) << " threads=" << threads;
+                    }
+                }
+                std::vector<float> one(want.size());
+                for (int64_t t = 0; t < s.tokens; t++)
+                    matmul(ctx, packed, x.data() + t * s.cols, 1, one.data() + t * s.rows);
+                EXPECT_EQ(one, got) << isa_name(k->isa) << ' ' << type_name(type);
+                // Sharing a call with an unpacked matrix and another packed one.
+                std::vector<float> a(want.size()), b(want.size()), c(want.size());
+                matmul(ctx, x.data(), s.tokens,
+                       {{&packed, a.data()}, {&plain, b.data()}, {&packed, c.data()}});
+                EXPECT_EQ(a, got);
+                EXPECT_EQ(b, want);
+                EXPECT_EQ(c, got);
+            }
+        }
+    }
+}
+
+TEST(Packed, PackWeightsPointsAtPackedRows) {
+    const auto w4 = test::random_matrix(Type::Q4_0, 40, 64, 9);
+    const auto w8 = test::random_matrix(Type::Q8_0, 17, 64, 10);
+    const auto wf = test::random_matrix(Type::F16, 17, 64, 11);
+    Matrix a{Type::Q4_0, 40, 64, w4.data()}, b{Type::Q8_0, 17, 64, w8.data()},
+        c{Type::F16, 17, 64, wf.data()};
+    Matrix* all[] = {&a, &b, &c};
+    const PackedBuffer buf = pack_weights(all, 2);
+    EXPECT_EQ(c.packed, nullptr);
+    if (!kernels().packed[kQ4_0].gemm) {
+        EXPECT_EQ(a.packed, nullptr);
+        return;
+    }
+    ASSERT_NE(a.packed, nullptr);
+    ASSERT_NE(b.packed, nullptr);
+    EXPECT_EQ(0, std::memcmp(a.packed, pack(Type::Q4_0, w4, 40, 64).data(),
+                             3 * packed_group_size(Type::Q4_0, 64)));
+    EXPECT_EQ(0, std::memcmp(b.packed, pack(Type::Q8_0, w8, 17, 64).data(),
+                             2 * packed_group_size(Type::Q8_0, 64)));
+}
+
+// ---- attention ----------------------------------------------------------------------------
+
+struct AttnCase {
+    int64_t n_q, hd, n_pos;
+};
+
+// Keys in the cache's block layout and position-major values, with NaN in the slots of the
+// last block past n_pos (a cache holds whatever was there): nothing may read them.
+template <class Elem>
+void attend_case(const Kernels& k, AttendFn<Elem> Kernels::*fn, const AttnCase& c,
+                 Elem (*conv)(float)) {
+    const int64_t padded = (c.n_pos + kKvBlock - 1) / kKvBlock * kKvBlock;
+    const auto q = test::random_floats(c.n_q * c.hd, 1, -2.0f, 2.0f);
+    const auto kf = test::random_floats(padded * c.hd, 2);
+    const auto vf = test::random_floats(padded * c.hd, 3);
+    std::vector<Elem> kc(padded * c.hd), vc(padded * c.hd);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (int64_t p = 0; p < padded; p++) {
+        for (int64_t d = 0; d < c.hd; d++) {
+            const bool live = p < c.n_pos;
+            kc[p / kKvBlock * kKvBlock * c.hd + d * kKvBlock + p % kKvBlock] =
+                conv(live ? kf[p * c.hd + d] : nan);
+            vc[p * c.hd + d] = conv(live ? vf[p * c.hd + d] : nan);
+        }
+    }
+    std::vector<float> s_ref(c.n_q * padded), s(c.n_q * padded);
+    std::vector<float> want(c.n_q * c.hd), got(c.n_q * c.hd);
+    (ref().*fn)(q.data(), c.n_q, c.hd, kc.data(), vc.data(), c.n_pos, 0.3f, s_ref.data(),
+                want.data());
+    (k.*fn)(q.data(), c.n_q, c.hd, kc.data(), vc.data(), c.n_pos, 0.3f, s.data(), got.data());
+    for (size_t i = 0; i < got.size(); i++) {
+        // A weighted mean of values in [-1, 1]; float sums of n_pos terms.
+        ASSERT_NEAR(got[i], want[i], 2e-6 * (1 + std::sqrt(double(c.n_pos))))
+            << isa_name(k.isa) << " n_q=" << c.n_q << " hd=" << c.hd << " n_pos=" << c.n_pos
+            << " i=" << i;
+    }
+}
+
+float same(float x) {
+    return x;
+}
+
+TEST(Attention, MatchesScalar) {
+    for (const Kernels* k : test::simd_tables()) {
+        for (int64_t n_q : {1, 2, 3, 4, 5, 8}) {
+            for (int64_t hd : {4, 8, 16, 24, 64, 80, 128, 256}) {
+                for (int64_t n_pos : {1, 2, 15, 16, 17, 100, 513}) {
+                    const AttnCase c{n_q, hd, n_pos};
+                    attend_case<float>(*k, &Kernels::attend_f32, c, same);
+                    attend_case<fp16_t>(*k, &Kernels::attend_f16, c, fp32_to_fp16);
+                }
+            }
+        }
+    }
+}
+
+// One position: the output is that position's value row exactly, whatever the query.
+TEST(Attention, SinglePositionCopiesValues) {
+    for (const Kernels* k : test::all_tables()) {
+        const int64_t hd = 64, n_q = 8;
+        const auto q = test::random_floats(n_q * hd, 4);
+        const auto v = test::random_floats(kKvBlock * hd, 5);
+        const auto kk = test::random_floats(kKvBlock * hd, 6);
+        std::vector<float> s(n_q * kKvBlock), out(n_q * hd);
+        k->attend_f32(q.data(), n_q, hd, kk.data(), v.data(), 1, 0.125f, s.data(), out.data());
+        for (int64_t j = 0; j < n_q; j++) {
+            for (int64_t d = 0; d < hd; d++) ASSERT_EQ(out[j * hd + d], v[d]) << isa_name(k->isa);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ggml_lite
