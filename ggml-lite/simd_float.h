@@ -243,54 +243,89 @@ struct FloatKernels {
         f.template operator()<Max>();
     }
 
+    // Fewer than 8 independent accumulators leave the FMA latency exposed: loops whose
+    // register block is smaller work on U positions (or blocks) side by side.
+    static constexpr int unroll(int chains) { return chains >= 8 ? 1 : chains >= 4 ? 2 : 4; }
+
     // Scores of QN queries over n_blk blocks of keys: per dimension, one load of the block's
     // keys (NB batches of positions) and one FMA per query with the query value broadcast.
     static constexpr int kKeyBatches = kKvBlock / N;
-    template <class L, int QN>
-    static void attend_scores(const float* q, int64_t hd, const typename L::Elem* k, int64_t n_blk,
-                              float scale, float* s, int64_t stride) {
+    template <class L, int QN, int U>
+    static void attend_scores_blocks(const float* q, int64_t hd, const typename L::Elem* k,
+                                     float scale, float* s, int64_t stride) {
         constexpr int NB = kKeyBatches;
-        for (int64_t blk = 0; blk < n_blk; blk++) {
-            const typename L::Elem* kb = k + blk * kKvBlock * hd;
-            B acc[QN][NB];
+        B acc[U][QN][NB];
+        for (int u = 0; u < U; u++) {
             for (int j = 0; j < QN; j++) {
-                for (int c = 0; c < NB; c++) acc[j][c] = B(0.0f);
+                for (int c = 0; c < NB; c++) acc[u][j][c] = B(0.0f);
             }
-            for (int64_t d = 0; d < hd; d++) {
+        }
+        for (int64_t d = 0; d < hd; d++) {
+            for (int u = 0; u < U; u++) {
                 B kv[NB];
-                for (int c = 0; c < NB; c++) kv[c] = L::load(kb + d * kKvBlock + c * N);
+                for (int c = 0; c < NB; c++)
+                    kv[c] = L::load(k + u * kKvBlock * hd + d * kKvBlock + c * N);
                 for (int j = 0; j < QN; j++) {
                     const B qd(q[j * hd + d]);
-                    for (int c = 0; c < NB; c++) acc[j][c] = xsimd::fma(qd, kv[c], acc[j][c]);
+                    for (int c = 0; c < NB; c++) acc[u][j][c] = xsimd::fma(qd, kv[c], acc[u][j][c]);
                 }
             }
+        }
+        for (int u = 0; u < U; u++) {
             for (int j = 0; j < QN; j++) {
                 for (int c = 0; c < NB; c++)
-                    (acc[j][c] * B(scale)).store_unaligned(s + j * stride + blk * kKvBlock + c * N);
+                    (acc[u][j][c] * B(scale)).store_unaligned(s + j * stride + u * kKvBlock + c * N);
             }
         }
     }
 
-    // out_j += sum_p s_jp v_p for QN queries and DB batches of dimensions: one load of each
+    template <class L, int QN>
+    static void attend_scores(const float* q, int64_t hd, const typename L::Elem* k, int64_t n_blk,
+                              float scale, float* s, int64_t stride) {
+        constexpr int U = unroll(QN * kKeyBatches);
+        int64_t blk = 0;
+        for (; blk + U <= n_blk; blk += U) {
+            attend_scores_blocks<L, QN, U>(q, hd, k + blk * kKvBlock * hd, scale,
+                                           s + blk * kKvBlock, stride);
+        }
+        for (; blk < n_blk; blk++) {
+            attend_scores_blocks<L, QN, 1>(q, hd, k + blk * kKvBlock * hd, scale,
+                                           s + blk * kKvBlock, stride);
+        }
+    }
+
+    // out_j = sum_p s_jp v_p for QN queries and DB batches of dimensions: one load of each
     // value row, one FMA per query with the weight broadcast. v and out start at the first
-    // dimension of the batch; hd is the row length.
+    // dimension of the batch; hd is the row length. With U > 1, position p goes to partial
+    // sum p % U (then the last n_pos % U to the first), added up in order at the end.
     template <class L, int QN, int DB>
     static void attend_values(const float* s, int64_t stride, const typename L::Elem* v, int64_t hd,
                               int64_t n_pos, float* out) {
-        B acc[QN][DB];
-        for (int j = 0; j < QN; j++) {
-            for (int c = 0; c < DB; c++) acc[j][c] = B(0.0f);
+        constexpr int U = unroll(QN * DB);
+        B acc[U][QN][DB];
+        for (int u = 0; u < U; u++) {
+            for (int j = 0; j < QN; j++) {
+                for (int c = 0; c < DB; c++) acc[u][j][c] = B(0.0f);
+            }
         }
-        for (int64_t p = 0; p < n_pos; p++) {
+        const auto step = [&](int u, int64_t p) {
             B vv[DB];
             for (int c = 0; c < DB; c++) vv[c] = L::load(v + p * hd + c * N);
             for (int j = 0; j < QN; j++) {
                 const B w(s[j * stride + p]);
-                for (int c = 0; c < DB; c++) acc[j][c] = xsimd::fma(w, vv[c], acc[j][c]);
+                for (int c = 0; c < DB; c++) acc[u][j][c] = xsimd::fma(w, vv[c], acc[u][j][c]);
             }
+        };
+        int64_t p = 0;
+        for (; p + U <= n_pos; p += U) {
+            for (int u = 0; u < U; u++) step(u, p + u);
         }
+        for (; p < n_pos; p++) step(0, p);
         for (int j = 0; j < QN; j++) {
-            for (int c = 0; c < DB; c++) acc[j][c].store_unaligned(out + j * hd + c * N);
+            for (int c = 0; c < DB; c++) {
+                for (int u = 1; u < U; u++) acc[0][j][c] += acc[u][j][c];
+                acc[0][j][c].store_unaligned(out + j * hd + c * N);
+            }
         }
     }
 

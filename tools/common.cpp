@@ -56,7 +56,7 @@ void add_model_args(CLI::App* cmd, ModelArgs& a) {
     cmd->add_option("-t,--threads", a.threads, "threads for generation (default: physical cores)")
         ->check(CLI::Range(1, 1024));
     cmd->add_option("--threads-batch", a.threads_batch,
-                    "-tb: threads for prompt processing (default: physical cores)")
+                    "-tb: threads for prompt processing (default: as -t)")
         ->check(CLI::Range(1, 1024));
     cmd->add_option("-c,--ctx-size", a.ctx, "context length (default: the model's)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
@@ -72,7 +72,7 @@ SessionParams ModelArgs::session_params() const {
     SessionParams p;
     p.n_ctx = ctx;
     p.n_threads = threads > 0 ? threads : physical_cores();
-    p.n_threads_batch = threads_batch > 0 ? threads_batch : physical_cores();
+    p.n_threads_batch = threads_batch > 0 ? threads_batch : p.n_threads;
     p.kv_type = *ggml_lite::type_from_name(cache_type);
     return p;
 }

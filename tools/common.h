@@ -16,7 +16,7 @@ namespace lila::tools {
 struct ModelArgs {
     std::string model;
     int threads = 0;        // decoding; 0: physical cores
-    int threads_batch = 0;  // prompt processing; 0: physical cores
+    int threads_batch = 0;  // prompt processing; 0: as threads
     int64_t ctx = 0;  // 0: the model's training context
     std::string cache_type = "f16";
     bool verbose = false;
