@@ -35,22 +35,26 @@ struct TypeKernels {
 };
 
 // ---- Packed weights ------------------------------------------------------------------------
-// Q4_0 and Q8_0 matrices can be rearranged once at load (ops.h: pack_weights) so that kPackRows
-// rows are interleaved block by block (packed.h). A kernel then multiplies four values of all
-// 16 rows by four activations in one vpdpbusd, each float accumulator lane belongs to one row
-// (no horizontal sums), and one weight block loaded serves up to kPackTokens tokens.
+// Weight matrices can be rearranged once at load (ops.h: pack_weights) so that kPackRows rows
+// are interleaved column by column (packed.h). A kernel then advances all 16 rows' sums with
+// one instruction (an FMA with one activation broadcast; for Q4_0/Q8_0 a vpdpbusd with four),
+// each float accumulator lane belongs to one row (no horizontal sums), and one weight load
+// serves up to kPackTokens tokens.
 constexpr int kPackRows = 16;
 constexpr int kPackTokens = 16;
 
 struct PackedKernels {
-    // Quantizes a float activation row to block_q8_0c (packed.h) for weights of this type;
-    // n is a multiple of 32. SIMD versions produce the scalar one's bytes.
+    // Q4_0, Q8_0: quantizes a float activation row to block_q8_0c (packed.h) for weights of
+    // this type; n is a multiple of 32; SIMD versions produce the scalar one's bytes. nullptr
+    // for float weights: the kernel reads float activation rows.
     void (*quantize)(const float* x, void* y, int64_t n);
     // One group of kPackRows packed rows of n columns against nt activation rows (x_stride
     // bytes apart): y[t * y_stride + r] for r < nr, t < nt, 1 <= nr <= kPackRows, 1 <= nt <=
-    // kPackTokens. Each row's sum runs block by block in order, fma(integer dot, d_w * d_x,
-    // sum), whatever nr and nt are: results do not depend on tiling, and every table gives
-    // the scalar one's bits.
+    // kPackTokens. Every row's sum runs in a fixed order whatever nr and nt are, with fma:
+    // Q4_0/Q8_0 block by block, sum = fma(integer dot, d_w * d_x, sum); float types in four
+    // partial sums (column c into partial c % 4, so one token still has four FMA chains),
+    // then (p0 + p1) + (p2 + p3). Results do not depend on tiling, and every table gives the
+    // scalar one's bits.
     void (*gemm)(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                  int64_t y_stride, int nr, int nt);
 };

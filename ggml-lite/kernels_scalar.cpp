@@ -243,14 +243,37 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
     }
 }
 
-// ---- Attention -------------------------------------------------------------------------------
-
 float to_float(float x) {
     return x;
 }
 float to_float(fp16_t x) {
     return fp16_to_fp32(x);
 }
+struct BF16 {  // bfloat16 weights: a type of their own, for the overload
+    bf16_t bits;
+};
+float to_float(BF16 x) {
+    return bf16_to_fp32(x.bits);
+}
+
+// Float weights: column c of the group is 16 values; four partial sums per row.
+template <class Elem>
+void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                       int64_t y_stride, int nr, int nt) {
+    const auto* wc = static_cast<const Elem*>(w);
+    for (int t = 0; t < nt; t++) {
+        const auto* xt =
+            reinterpret_cast<const float*>(static_cast<const uint8_t*>(x) + t * x_stride);
+        for (int r = 0; r < nr; r++) {
+            float p[4] = {};
+            for (int64_t c = 0; c < n; c++)
+                p[c % 4] = std::fma(to_float(wc[c * kPackRows + r]), xt[c], p[c % 4]);
+            y[t * y_stride + r] = (p[0] + p[1]) + (p[2] + p[3]);
+        }
+    }
+}
+
+// ---- Attention -------------------------------------------------------------------------------
 
 template <class Elem>
 void attend(const float* q, int64_t n_q, int64_t head_dim, const Elem* k, const Elem* v,
@@ -295,9 +318,9 @@ constexpr Kernels kScalar = {
     axpy_f16,
     rope,
     {
-        {},
-        {},
-        {},
+        {nullptr, packed_float_gemm<float>},
+        {nullptr, packed_float_gemm<fp16_t>},
+        {nullptr, packed_float_gemm<BF16>},
         {q8_0c_from_float<128>, packed_gemm<block_q8_0x16>},
         {q8_0c_from_float<8>, packed_gemm<block_q4_0x16>},
         {},

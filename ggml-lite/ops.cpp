@@ -108,7 +108,8 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
         const PackedKernels& pk = k.packed[type_index(W.type)];
         if (W.packed && pk.gemm) {
             p.packed = &pk;
-            f = {pk.quantize, static_cast<size_t>(cols / 32) * sizeof(block_q8_0c)};
+            f = pk.quantize ? ActFormat{pk.quantize, cols / 32 * sizeof(block_q8_0c)}
+                            : ActFormat{nullptr, cols * sizeof(float)};
         } else if (wt.vec_dot_type == Type::F32) {
             f = {nullptr, cols * sizeof(float)};
         } else {
@@ -175,8 +176,9 @@ std::string kernel_path(Type t) {
     const int i = type_index(t);
     const std::string isa = isa_name(k.isa);
     if (k.packed[i].gemm && packable(t)) {
+        const char* op = traits(t).quantized ? "vpdpbusd" : "vfmadd";
         return isa + ", weights packed at load in 16-row groups" +
-               (k.isa == Isa::Avx512 ? " (vpdpbusd, 16 rows per instruction)" : "");
+               (k.isa == Isa::Avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "");
     }
     if (!k.types[i].vec_dot) return "none";
     if (k.isa != Isa::Scalar && k.types[i].vec_dot == kernels_scalar().types[i].vec_dot) {

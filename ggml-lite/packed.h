@@ -1,10 +1,14 @@
 // The packed weight layout of the matmul kernels (kernels.h: PackedKernels) and the
 // activation blocks they read.
 //
-// A Q4_0 or Q8_0 matrix is cut into groups of kPackRows = 16 rows (the last one padded with
-// zero rows); a group is stored block column by block column, the 16 rows' blocks of a column
-// together. Within a column, word m of every row sits side by side, so one 64-byte load is
-// 4 bytes of each of the 16 rows: exactly a vpdpbusd operand whose int32 lane r sums row r.
+// A matrix is cut into groups of kPackRows = 16 rows (the last one padded with zero rows); a
+// group is stored column by column (block column by block column for Q4_0 and Q8_0), the 16
+// rows' values of a column together:
+// - F32, F16, BF16: column c is 16 values, row 0 first: one vector load is one column of all
+//   16 rows, and one FMA with the column's activation broadcast advances 16 row sums.
+// - Q4_0, Q8_0: within a block column, word m of every row sits side by side, so one 64-byte
+//   load is 4 bytes of each of the 16 rows: exactly a vpdpbusd operand whose int32 lane r
+//   sums row r.
 // The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned), so a
 // packed matrix takes the memory of the original.
 #pragma once
@@ -46,7 +50,7 @@ struct block_q8_0c {
 };
 static_assert(sizeof(block_q8_0c) == 40);
 
-// True for the types that have a packed layout (Q4_0, Q8_0).
+// True for the types that have a packed layout (F32, F16, BF16, Q4_0, Q8_0).
 bool packable(Type t);
 // Bytes of one packed group of 16 rows of `cols` columns.
 size_t packed_group_size(Type t, int64_t cols);

@@ -274,7 +274,8 @@ struct FloatKernels {
         for (int u = 0; u < U; u++) {
             for (int j = 0; j < QN; j++) {
                 for (int c = 0; c < NB; c++)
-                    (acc[u][j][c] * B(scale)).store_unaligned(s + j * stride + u * kKvBlock + c * N);
+                    (acc[u][j][c] * B(scale))
+                        .store_unaligned(s + j * stride + u * kKvBlock + c * N);
             }
         }
     }
@@ -329,25 +330,52 @@ struct FloatKernels {
         }
     }
 
+    // Query heads per pass of attend (a bound for its stack array of sums).
+    static constexpr int64_t kMaxGroup = 64;
+
     // Register blocking sized to the register file: AVX2 has 16, AVX-512 and NEON 32.
     static constexpr int kScoreQueries = N == 16 ? 8 : N == 8 ? 4 : 2;
     static constexpr int kValueQueries = N == 8 ? 2 : 4;
     static constexpr int kValueBatches = 4;
 
+    // The two halves of attend, separate so that an ISA can run them at different widths.
+    // Scores, then the softmax weights exp(s - max) and their sums, of n_q queries: scores has
+    // rows of `stride` floats, a whole number of key blocks.
     template <class L>
-    static void attend(const float* q, int64_t n_q, int64_t hd, const typename L::Elem* k,
-                       const typename L::Elem* v, int64_t n_pos, float scale, float* scores,
-                       float* out) {
-        const int64_t n_blk = (n_pos + kKvBlock - 1) / kKvBlock, stride = n_blk * kKvBlock;
+    static void attend_probs(const float* q, int64_t n_q, int64_t hd, const typename L::Elem* k,
+                             int64_t n_pos, float scale, float* scores, int64_t stride,
+                             float* sums) {
+        const int64_t n_blk = (n_pos + kKvBlock - 1) / kKvBlock;
         for (int64_t j = 0; j < n_q; j += kScoreQueries) {
             const int qn = static_cast<int>(n_q - j < kScoreQueries ? n_q - j : kScoreQueries);
             with_count<kScoreQueries>(qn, [&]<int QN>() {
                 attend_scores<L, QN>(q + j * hd, hd, k, n_blk, scale, scores + j * stride, stride);
             });
         }
-        // Positions past n_pos in the last block hold whatever the cache has there: softmax
-        // and the value sums stop at n_pos.
-        for (int64_t j = 0; j < n_q; j++) softmax(scores + j * stride, n_pos);
+        // Softmax without its division (attend_sum divides the n_q output rows instead of
+        // the n_q * n_pos weights), on whole vectors: positions past n_pos in the last block,
+        // whatever the cache holds there, become -inf and so weigh 0.
+        for (int64_t j = 0; j < n_q; j++) {
+            float* sj = scores + j * stride;
+            for (int64_t p = n_pos; p < stride; p++) sj[p] = -INFINITY;
+            B vmax(-INFINITY);
+            for (int64_t p = 0; p < stride; p += N)
+                vmax = xsimd::max(vmax, B::load_unaligned(sj + p));
+            const B max(hmax(vmax));
+            B acc(0.0f);
+            for (int64_t p = 0; p < stride; p += N) {
+                const B e = xsimd::exp(B::load_unaligned(sj + p) - max);
+                e.store_unaligned(sj + p);
+                acc += e;
+            }
+            sums[j] = xsimd::hadd(acc);
+        }
+    }
+
+    // out_j = sum_p probs_jp v_p / sums[j].
+    template <class L>
+    static void attend_sum(const float* probs, int64_t stride, const float* sums, int64_t n_q,
+                           int64_t hd, const typename L::Elem* v, int64_t n_pos, float* out) {
         const int64_t hv = hd / N * N;  // dimensions in whole batches
         for (int64_t j = 0; j < n_q; j += kValueQueries) {
             const int qn = static_cast<int>(n_q - j < kValueQueries ? n_q - j : kValueQueries);
@@ -356,7 +384,7 @@ struct FloatKernels {
                     static_cast<int>((hv - d) / N < kValueBatches ? (hv - d) / N : kValueBatches);
                 with_count<kValueQueries>(qn, [&]<int QN>() {
                     with_count<kValueBatches>(db, [&]<int DB>() {
-                        attend_values<L, QN, DB>(scores + j * stride, stride, v + d, hd, n_pos,
+                        attend_values<L, QN, DB>(probs + j * stride, stride, v + d, hd, n_pos,
                                                  out + j * hd + d);
                     });
                 });
@@ -366,9 +394,23 @@ struct FloatKernels {
             for (int64_t d = hv; d < hd; d++) {
                 float acc = 0.0f;
                 for (int64_t p = 0; p < n_pos; p++)
-                    acc += scores[j * stride + p] * L::scalar(v + p * hd + d);
+                    acc += probs[j * stride + p] * L::scalar(v + p * hd + d);
                 out[j * hd + d] = acc;
             }
+            scale(out + j * hd, 1.0f / sums[j], hd);
+        }
+    }
+
+    template <class L>
+    static void attend(const float* q, int64_t n_q, int64_t hd, const typename L::Elem* k,
+                       const typename L::Elem* v, int64_t n_pos, float scale, float* scores,
+                       float* out) {
+        const int64_t stride = (n_pos + kKvBlock - 1) / kKvBlock * kKvBlock;
+        float sums[kMaxGroup];
+        for (int64_t j = 0; j < n_q; j += kMaxGroup) {
+            const int64_t nj = n_q - j < kMaxGroup ? n_q - j : kMaxGroup;
+            attend_probs<L>(q + j * hd, nj, hd, k, n_pos, scale, scores, stride, sums);
+            attend_sum<L>(scores, stride, sums, nj, hd, v, n_pos, out + j * hd);
         }
     }
 };

@@ -394,10 +394,78 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
         nt, [&]<int NT>() { packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows); });
 }
 
+// Float weights: a column of the group is 16 values, one vector; times the column's activation
+// broadcast it is one FMA for 16 rows. Columns c go to partial sum c % 4, so even one token has
+// four independent FMA chains.
+struct PackedF32 {
+    using Elem = float;
+    static __m512 load(const float* p) { return _mm512_loadu_ps(p); }
+};
+struct PackedF16 {
+    using Elem = uint16_t;
+    static __m512 load(const uint16_t* p) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    }
+};
+struct PackedBF16 {
+    using Elem = uint16_t;
+    static __m512 load(const uint16_t* p) { return LoadBF16::load(p); }
+};
+
+// Tokens per pass: 4 partial sums each, 24 accumulators and 4 columns in 32 registers.
+constexpr int kFloatTokens = 6;
+
+template <class P, int NT>
+void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, size_t x_stride,
+                       float* y, int64_t y_stride, __mmask16 rows) {
+    const auto xt = [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride); };
+    __m512 acc[NT][4];
+    for (int t = 0; t < NT; t++) {
+        for (int k = 0; k < 4; k++) acc[t][k] = _mm512_setzero_ps();
+    }
+    int64_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        // 1 KiB (F32) or 512 bytes ahead: as for the quantized groups, a little lead on top of
+        // the hardware prefetchers.
+        _mm_prefetch(reinterpret_cast<const char*>(w + (c + 16) * kPackRows), _MM_HINT_T0);
+        __m512 wv[4];
+        for (int k = 0; k < 4; k++) wv[k] = P::load(w + (c + k) * kPackRows);
+        for (int t = 0; t < NT; t++) {
+            for (int k = 0; k < 4; k++)
+                acc[t][k] = _mm512_fmadd_ps(wv[k], _mm512_set1_ps(xt(t)[c + k]), acc[t][k]);
+        }
+    }
+    for (; c < n; c++) {
+        const __m512 wv = P::load(w + c * kPackRows);
+        for (int t = 0; t < NT; t++)
+            acc[t][c % 4] = _mm512_fmadd_ps(wv, _mm512_set1_ps(xt(t)[c]), acc[t][c % 4]);
+    }
+    for (int t = 0; t < NT; t++) {
+        const __m512 sum =
+            _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2], acc[t][3]));
+        _mm512_mask_storeu_ps(y + t * y_stride, rows, sum);
+    }
+}
+
+template <class P>
+void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                       int64_t y_stride, int nr, int nt) {
+    const auto rows = static_cast<__mmask16>((1u << nr) - 1);
+    const auto* wc = static_cast<const typename P::Elem*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    for (int t = 0; t < nt; t += kFloatTokens) {
+        FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
+            packed_float_tile<P, NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride,
+                                     y_stride, rows);
+        });
+    }
+}
+
 // ---- Attention ---------------------------------------------------------------------------------
 
-// head_dim a multiple of 16 runs on 512-bit vectors; otherwise (8, 24, ...) on 256-bit ones, so
-// that value rows still fill whole vectors.
+// Scores and softmax on 512-bit vectors (the lanes are positions); value sums too when
+// head_dim is a multiple of 16, else (8, 24, ...) on 256-bit ones, so that value rows still
+// fill whole vectors.
 using Arch256 = xsimd::fma3<xsimd::avx2>;
 using FK256 = FloatKernels<Arch256>;
 
@@ -412,10 +480,16 @@ struct LoadF16x8 {
 template <class Elem, class L512, class L256>
 void attend(const float* q, int64_t n_q, int64_t hd, const Elem* k, const Elem* v, int64_t n_pos,
             float scale, float* scores, float* out) {
-    if (hd % 16 != 0) {
-        FK256::attend<L256>(q, n_q, hd, k, v, n_pos, scale, scores, out);
-    } else {
-        FK::attend<L512>(q, n_q, hd, k, v, n_pos, scale, scores, out);
+    const int64_t stride = (n_pos + kKvBlock - 1) / kKvBlock * kKvBlock;
+    float sums[FK::kMaxGroup];
+    for (int64_t j = 0; j < n_q; j += FK::kMaxGroup) {
+        const int64_t nj = n_q - j < FK::kMaxGroup ? n_q - j : FK::kMaxGroup;
+        FK::attend_probs<L512>(q + j * hd, nj, hd, k, n_pos, scale, scores, stride, sums);
+        if (hd % 16 != 0) {
+            FK256::attend_sum<L256>(scores, stride, sums, nj, hd, v, n_pos, out + j * hd);
+        } else {
+            FK::attend_sum<L512>(scores, stride, sums, nj, hd, v, n_pos, out + j * hd);
+        }
     }
 }
 
@@ -688,9 +762,9 @@ constexpr Kernels kAvx512 = {
     FK::axpy_f16<LoadF16>,
     FK::rope,
     {
-        {},
-        {},
-        {},
+        {nullptr, packed_float_gemm<PackedF32>},
+        {nullptr, packed_float_gemm<PackedF16>},
+        {nullptr, packed_float_gemm<PackedBF16>},
         {quantize_q8_0c<128>, packed_gemm<PackedQ8>},
         {quantize_q8_0c<8>, packed_gemm<PackedQ4>},
         {},

@@ -22,7 +22,8 @@ const Kernels& ref() {
     return kernels_scalar();
 }
 
-constexpr Type kPackedTypes[] = {Type::Q8_0, Type::Q4_0};
+constexpr Type kQuantTypes[] = {Type::Q8_0, Type::Q4_0};
+constexpr Type kPackedTypes[] = {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0};
 
 // Every table with a packed path for `type`, the scalar reference first.
 std::vector<const Kernels*> packed_tables(Type type) {
@@ -40,30 +41,57 @@ std::vector<uint8_t> pack(Type type, const std::vector<uint8_t>& w, int64_t rows
     return out;
 }
 
-std::vector<uint8_t> quantize_act(const Kernels& k, Type type, const std::vector<float>& x,
-                                  int64_t tokens, int64_t cols) {
-    std::vector<uint8_t> out(tokens * (cols / 32) * sizeof(block_q8_0c));
-    for (int64_t t = 0; t < tokens; t++) {
-        k.packed[type_index(type)].quantize(
-            x.data() + t * cols, out.data() + t * (cols / 32) * sizeof(block_q8_0c), cols);
+// What the packed kernel of `type` reads: block_q8_0c rows for Q4_0/Q8_0, else the floats.
+std::vector<uint8_t> activations(const Kernels& k, Type type, const std::vector<float>& x,
+                                 int64_t tokens, int64_t cols) {
+    const auto quantize = k.packed[type_index(type)].quantize;
+    if (!quantize) {
+        const auto* b = reinterpret_cast<const uint8_t*>(x.data());
+        return std::vector<uint8_t>(b, b + x.size() * sizeof(float));
     }
+    std::vector<uint8_t> out(tokens * (cols / 32) * sizeof(block_q8_0c));
+    for (int64_t t = 0; t < tokens; t++)
+        quantize(x.data() + t * cols, out.data() + t * (cols / 32) * sizeof(block_q8_0c), cols);
+    return out;
+}
+
+// The activation row a vec_dot of the original rows takes.
+std::vector<uint8_t> vec_dot_row(Type type, const float* x, int64_t cols) {
+    const Type act = traits(type).vec_dot_type;
+    std::vector<uint8_t> out(row_size(act, cols));
+    traits(act).from_float(x, out.data(), cols);
     return out;
 }
 
 TEST(Packed, TablesPresent) {
-    EXPECT_NE(ref().packed[kQ4_0].gemm, nullptr);
-    EXPECT_NE(ref().packed[kQ8_0].gemm, nullptr);
+    for (Type t : kPackedTypes) {
+        EXPECT_NE(ref().packed[type_index(t)].gemm, nullptr);
 #if defined(__x86_64__)
-    if (isa_supported(Isa::Avx512)) {
-        EXPECT_NE(kernels_for(Isa::Avx512)->packed[kQ4_0].gemm, nullptr);
-    }
+        if (isa_supported(Isa::Avx512)) {
+            EXPECT_NE(kernels_for(Isa::Avx512)->packed[type_index(t)].gemm, nullptr);
+        }
 #endif
+    }
 }
 
-// The layout: every byte of every row lands where packed.h says, padding rows are zero.
-TEST(Packed, LayoutHoldsTheOriginalBytes) {
+// The layout: every value of every row lands where packed.h says, padding rows are zero.
+TEST(Packed, FloatLayoutIsColumnMajorPerGroup) {
+    const int64_t rows = 21, cols = 37;
+    const auto w = test::random_matrix(Type::F32, rows, cols, 2);
+    const auto p = pack(Type::F32, w, rows, cols);
+    const auto* src = reinterpret_cast<const float*>(w.data());
+    const auto* got = reinterpret_cast<const float*>(p.data());
+    for (int64_t r = 0; r < 32; r++) {
+        for (int64_t c = 0; c < cols; c++) {
+            const float v = got[(r / kPackRows) * kPackRows * cols + c * kPackRows + r % kPackRows];
+            EXPECT_EQ(v, r < rows ? src[r * cols + c] : 0.0f) << r << ',' << c;
+        }
+    }
+}
+
+TEST(Packed, QuantLayoutHoldsTheOriginalBytes) {
     const int64_t rows = 21, cols = 96;
-    for (Type type : kPackedTypes) {
+    for (Type type : kQuantTypes) {
         const auto w = test::random_matrix(type, rows, cols, 3);
         const auto p = pack(type, w, rows, cols);
         const size_t row_bytes = row_size(type, cols), block = traits(type).type_size;
@@ -94,14 +122,14 @@ TEST(Packed, LayoutHoldsTheOriginalBytes) {
 // The activation blocks: Q8_0's reference bytes, the scale as float, the right correction;
 // every table writes the scalar one's bytes.
 TEST(Packed, ActivationsAreQ8_0WithCorrection) {
-    for (Type type : kPackedTypes) {
+    for (Type type : kQuantTypes) {
         for (int64_t cols : {32, 64, 2048}) {
             auto x = test::random_floats(cols, static_cast<uint32_t>(cols), -3.0f, 3.0f);
             x[0] = 0.0f;
             for (int i = 32; i < 64 && i < cols; i++) x[i] = 0.0f;  // an all-zero block
             std::vector<block_q8_0> q(cols / 32);
             quantize_row_q8_0_ref(x.data(), q.data(), cols);
-            const auto want = quantize_act(ref(), type, x, 1, cols);
+            const auto want = activations(ref(), type, x, 1, cols);
             const auto* blocks = reinterpret_cast<const block_q8_0c*>(want.data());
             for (int64_t b = 0; b < cols / 32; b++) {
                 int sum = 0;
@@ -111,7 +139,7 @@ TEST(Packed, ActivationsAreQ8_0WithCorrection) {
                 EXPECT_EQ(0, std::memcmp(blocks[b].qs, q[b].qs, 32));
             }
             for (const Kernels* k : packed_tables(type)) {
-                EXPECT_EQ(quantize_act(*k, type, x, 1, cols), want) << isa_name(k->isa);
+                EXPECT_EQ(activations(*k, type, x, 1, cols), want) << isa_name(k->isa);
             }
         }
     }
@@ -122,24 +150,25 @@ TEST(Packed, ActivationsAreQ8_0WithCorrection) {
 TEST(Packed, GemmMatchesScalarBitForBit) {
     const int64_t rows = 16, tokens = kPackTokens;
     for (Type type : kPackedTypes) {
-        for (int64_t cols : {32, 96, 256, 2048}) {
+        const bool quant = traits(type).quantized;
+        for (int64_t cols : {32, 96, 256, 2048, 7, 37, 172}) {
+            if (quant && cols % 32) continue;
             const auto w = test::random_matrix(type, rows, cols, 5);
             const auto p = pack(type, w, rows, cols);
             const auto x = test::random_floats(tokens * cols, 6);
-            const auto xa = quantize_act(ref(), type, x, tokens, cols);
-            const size_t xs = (cols / 32) * sizeof(block_q8_0c);
+            const auto xa = activations(ref(), type, x, tokens, cols);
+            const size_t xs = xa.size() / tokens;
             std::vector<float> want(tokens * rows);
             ref().packed[type_index(type)].gemm(cols, p.data(), xa.data(), xs, want.data(), rows,
                                                 rows, tokens);
-            // Against the original rows' vec_dot (a different float order).
-            std::vector<uint8_t> xq(row_size(Type::Q8_0, cols));
+            // Against the original rows' vec_dot (another float order).
             for (int64_t t = 0; t < tokens; t++) {
-                quantize_row_q8_0_ref(x.data() + t * cols, reinterpret_cast<block_q8_0*>(xq.data()),
-                                      cols);
+                const auto xv = vec_dot_row(type, x.data() + t * cols, cols);
                 for (int64_t r = 0; r < rows; r++) {
                     const float d = ref().types[type_index(type)].vec_dot(
-                        cols, w.data() + r * row_size(type, cols), xq.data());
-                    EXPECT_NEAR(want[t * rows + r], d, 1e-5 * (std::fabs(d) + cols / 32.0));
+                        cols, w.data() + r * row_size(type, cols), xv.data());
+                    EXPECT_NEAR(want[t * rows + r], d, 1e-5 * (std::fabs(d) + cols / 32.0 + 1))
+                        << type_name(type) << " cols=" << cols;
                 }
             }
             for (const Kernels* k : packed_tables(type)) {
@@ -175,10 +204,12 @@ struct Shape {
 // thread count, for prefill and token-by-token decode, alone or sharing a call.
 TEST(Packed, MatmulPackedConsistent) {
     // Large enough that matmul really runs on several threads.
-    const Shape shapes[] = {{37, 128, 1}, {300, 512, 1}, {61, 160, 35}, {130, 256, 40}};
+    const Shape shapes[] = {
+        {37, 128, 1}, {300, 512, 1}, {61, 160, 35}, {130, 256, 40}, {21, 172, 5}};
     for (Type type : kPackedTypes) {
         for (const Kernels* k : packed_tables(type)) {
             for (Shape s : shapes) {
+                if (s.cols % block_size(type)) continue;
                 const auto w = test::random_matrix(type, s.rows, s.cols, 7);
                 const auto p = pack(type, w, s.rows, s.cols);
                 const auto x = test::random_floats(s.tokens * s.cols, 8);
@@ -220,9 +251,9 @@ TEST(Packed, MatmulPackedConsistent) {
 TEST(Packed, PackWeightsPointsAtPackedRows) {
     const auto w4 = test::random_matrix(Type::Q4_0, 40, 64, 9);
     const auto w8 = test::random_matrix(Type::Q8_0, 17, 64, 10);
-    const auto wf = test::random_matrix(Type::F16, 17, 64, 11);
+    const auto wk = test::random_matrix(Type::Q4_K, 17, 256, 11);
     Matrix a{Type::Q4_0, 40, 64, w4.data()}, b{Type::Q8_0, 17, 64, w8.data()},
-        c{Type::F16, 17, 64, wf.data()};
+        c{Type::Q4_K, 17, 256, wk.data()};  // no packed layout
     Matrix* all[] = {&a, &b, &c};
     const PackedBuffer buf = pack_weights(all, 2);
     EXPECT_EQ(c.packed, nullptr);
