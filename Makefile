@@ -11,7 +11,7 @@ SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEPS := cmake g++ make libgtest-dev libbenchmark-dev libxsimd-dev nlohmann-json3-dev \
         libpcre2-dev libcli11-dev libedit-dev g++-aarch64-linux-gnu qemu-user tmux
 
-.PHONY: all build deps test test-host test-neon test-sanitize run bench format clean
+.PHONY: all build deps test test-host test-neon test-sanitize run bench bench-kernels format clean
 
 all: build
 
@@ -56,7 +56,22 @@ models/stories260K.gguf: | build
 run: build models/stories260K.gguf
 	$(BUILD)/lila chat -m models/stories260K.gguf
 
-bench: build
+# `make bench`: the table of docs/PERF.md. Converts the random-weight TinyLlama-1.1B preset
+# once per type into models/ (about 4.5 GB in all) and runs lila bench on each, then the
+# long-context decode test. Minutes of work on purpose: not part of `make test` or CI.
+BENCH_TYPES ?= f16 q8_0 q4_0 q4_k_m
+BENCH_ARGS  ?= -p 128,512 -n 32 -t 1,2 -r 5
+BENCH_MODELS := $(BENCH_TYPES:%=models/tinyllama-1.1b-%.gguf)
+
+models/tinyllama-1.1b-%.gguf: | build
+	$(BUILD)/lila convert --random tinyllama-1.1b --type $* -o $@
+
+bench: build $(BENCH_MODELS)
+	for m in $(BENCH_MODELS); do $(BUILD)/lila bench -m $$m $(BENCH_ARGS) || exit 1; done
+	$(BUILD)/lila bench -m models/tinyllama-1.1b-q4_0.gguf -p 0 -n 32 -d 128,2048 -t 1,2 -r 3
+
+# Kernel micro-benchmarks (docs/kernels.md).
+bench-kernels: build
 	$(BUILD)/bench-kernels
 
 format:

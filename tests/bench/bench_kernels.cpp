@@ -11,7 +11,7 @@
 //   <isa>-packed: the same products on weights in the packed layout (packed.h) that lila
 //       uses where the ISA has packed kernels.
 //
-// `make bench` runs everything; docs/kernels.md has the command behind its figures.
+// `make bench-kernels` runs everything; docs/kernels.md has the command behind its figures.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
