@@ -3,15 +3,21 @@
 BUILD      ?= build
 BUILD_NEON ?= build-aarch64
 BUILD_SAN  ?= build-sanitize
+BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 SHARED     ?= ../shared
 SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 DEPS := cmake g++ make libgtest-dev libbenchmark-dev libxsimd-dev nlohmann-json3-dev \
-        libpcre2-dev libcli11-dev libedit-dev g++-aarch64-linux-gnu qemu-user tmux
+        libpcre2-dev libcli11-dev libedit-dev g++-aarch64-linux-gnu qemu-user tmux \
+        clang libclang-rt-14-dev libomp-dev
 
-.PHONY: all build deps test test-host test-neon test-sanitize run bench bench-kernels format clean
+.PHONY: all build deps test test-host test-neon test-sanitize test-tsan fuzz-build fuzz fuzz-smoke \
+        run bench bench-kernels format clean
 
 all: build
 
@@ -36,10 +42,41 @@ test-neon:
 	QEMU_CPU=cortex-a53 LILA_EXPECT_ISA=neon ctest --test-dir $(BUILD_NEON) --output-on-failure -j $(JOBS)
 	QEMU_CPU=max LILA_EXPECT_ISA=neon_dotprod ctest --test-dir $(BUILD_NEON) --output-on-failure -j $(JOBS)
 
+# Every suite under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer; any
+# report fails its test.
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
 test-sanitize:
 	cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLILA_SANITIZE=address,undefined
 	cmake --build $(BUILD_SAN) -j $(JOBS)
-	ctest --test-dir $(BUILD_SAN) --output-on-failure -j $(JOBS)
+	$(SAN_ENV) ctest --test-dir $(BUILD_SAN) --output-on-failure -j $(JOBS)
+
+# The OpenMP kernels under ThreadSanitizer. GCC's libgomp is not instrumented, so its
+# barriers look like races; this build uses clang with LLVM's libomp, whose Archer tool
+# (libarcher) tells TSan about OpenMP's synchronisation. See docs/reliability.md.
+LLVM_LIB := $(shell llvm-config-14 --libdir 2>/dev/null || echo /usr/lib/llvm-14/lib)
+test-tsan:
+	cmake -S . -B $(BUILD_TSAN) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	      -DLILA_CORE_ONLY=ON -DLILA_SANITIZE=thread
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target test-ggml-lite
+	OMP_TOOL_LIBRARIES=$(LLVM_LIB)/libarcher.so \
+	    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1 \
+	    OMP_NUM_THREADS=4 ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS)
+
+# libFuzzer targets (tests/fuzz) under ASan+UBSan: `make fuzz` runs each FUZZ_SECONDS
+# (default 60; FUZZ_TARGETS="gguf ..." for some), `make fuzz-smoke` 15 s each for CI.
+# The corpora grow in $(BUILD_FUZZ)/corpus; findings land in $(BUILD_FUZZ)/findings.
+fuzz-build:
+	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	      -DLILA_FUZZ=ON -DLILA_BUILD_TESTS=OFF
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz-all
+
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(BUILD_FUZZ) $(SHARED) $(FUZZ_SECONDS) $(JOBS) $(FUZZ_TARGETS)
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=15
 
 # The reference model: models/ first, then the shared folder.
 STORIES_BIN := $(firstword $(wildcard models/stories260K.bin $(SHARED)/models/stories260K.bin))
@@ -78,4 +115,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BUILD_NEON) $(BUILD_SAN)
+	rm -rf $(BUILD) $(BUILD_NEON) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ)

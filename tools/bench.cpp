@@ -183,10 +183,13 @@ void register_bench(CLI::App& app) {
     auto a = std::make_shared<BenchArgs>();
     CLI::App* cmd = app.add_subcommand("bench", "measure prompt and generation speed");
     cmd->add_option("-m,--model", a->model.model, "model file (GGUF)")->required();
-    cmd->add_option("-p,--n-prompt", a->n_prompt, "prompt lengths")->delimiter(',');
-    cmd->add_option("-n,--n-gen", a->n_gen, "generation lengths")->delimiter(',');
+    // 0 skips a test, as in llama-bench; the upper bound is lila's largest context.
+    const CLI::Range length(int64_t{0}, int64_t{1} << 24);
+    cmd->add_option("-p,--n-prompt", a->n_prompt, "prompt lengths")->delimiter(',')->check(length);
+    cmd->add_option("-n,--n-gen", a->n_gen, "generation lengths")->delimiter(',')->check(length);
     cmd->add_option("-d,--depth", a->depth, "tokens already in the context before tg")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(length);
     cmd->add_option("-t,--threads", a->threads, "thread counts")->delimiter(',')
         ->check(CLI::Range(1, 1024));
     cmd->add_option("-r,--repetitions", a->reps, "repetitions after a warm-up")

@@ -80,6 +80,10 @@ void run(const ConvertArgs& a) {
     if (a.input.empty() == a.random.empty()) {
         throw Error("convert: give an input (checkpoint or GGUF) or --random PRESET");
     }
+    // Checked first: a missing file would otherwise be taken for a llama2.c checkpoint.
+    if (!a.input.empty() && !std::filesystem::exists(a.input)) {
+        throw Error(a.input + ": no such file or directory");
+    }
     const auto t0 = std::chrono::steady_clock::now();
     if (!a.random.empty()) {
         write_random_model(a.random, a.output, opts, 1, progress_printer());

@@ -80,7 +80,7 @@ void register_generate(CLI::App& app) {
     auto* p = cmd->add_option("-p,--prompt", a->prompt, "prompt text");
     cmd->add_option("-f,--file", a->prompt_file, "read the prompt from a file")->excludes(p);
     cmd->add_option("-n,--n-predict", a->n_predict, "new tokens to generate")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Range(0, 1 << 30));
     cmd->add_flag("--no-echo", a->no_echo, "print only the continuation");
     cmd->callback([a] { run(*a); });
 }
