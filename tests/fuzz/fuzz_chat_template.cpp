@@ -5,6 +5,7 @@
 // Input: a flags byte (bits 0-2: template row, bit 3: add the generation prompt, bit 4: the
 // Llama 3 vocabulary), then NUL-separated fields: the Jinja text, then messages whose first
 // byte picks the role.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,15 +47,29 @@ void check_format(const ChatTemplate& t, const Vocab& v, const std::vector<ChatM
     }
 }
 
+struct Vocabularies {
+    std::unique_ptr<Tokenizer> tok512, llama3;
+};
+
+const Vocabularies& vocabularies() {
+    static const Vocabularies v{
+        Tokenizer::create(read_llama2c_tokenizer(fuzz::shared_path("models/tok512.bin"), 512)),
+        Tokenizer::create(read_hf_tokenizer(fuzz::shared_path("tokenizers/llama3")).vocab)};
+    return v;
+}
+
 }  // namespace
 }  // namespace lila
 
+// The vocabularies are read once, here, outside libFuzzer's per-input timeout.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    lila::vocabularies();
+    return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace lila;
-    static const auto tok512 =
-        Tokenizer::create(read_llama2c_tokenizer(fuzz::shared_path("models/tok512.bin"), 512));
-    static const auto llama3 =
-        Tokenizer::create(read_hf_tokenizer(fuzz::shared_path("tokenizers/llama3")).vocab);
+    const auto& [tok512, llama3] = vocabularies();
 
     const fuzz::Flags f = fuzz::split_flags(data, size);
     const std::vector<std::string_view> fields = split_fields(f.rest);
