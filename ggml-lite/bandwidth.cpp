@@ -2,37 +2,44 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
-#include <memory>
+#include "kernels.h"
+#include "ops.h"
 
 namespace ggml_lite {
 
+uint64_t read_pass(const void* p, size_t bytes, int n_threads) {
+    constexpr size_t kPiece = size_t{1} << 16;
+    const auto* base = static_cast<const uint8_t*>(p);
+    const auto read_sum = kernels().read_sum;
+    const int64_t n_pieces = static_cast<int64_t>((bytes + kPiece - 1) / kPiece);
+    uint64_t total = 0;
+#pragma omp parallel for num_threads(n_threads) reduction(+ : total) schedule(static)
+    for (int64_t i = 0; i < n_pieces; i++) {
+        const size_t at = static_cast<size_t>(i) * kPiece;
+        total += read_sum(base + at, static_cast<int64_t>(std::min(kPiece, bytes - at)));
+    }
+    return total;
+}
+
 double measure_read_bandwidth(int n_threads, size_t bytes, int reps) {
-    constexpr size_t kChunk = 4096;  // uint64s per work item: 32 KiB
-    const size_t n = bytes / sizeof(uint64_t) / kChunk * kChunk;
-    std::unique_ptr<uint64_t[]> buf(new uint64_t[n]);
-    uint64_t* data = buf.get();
+    bytes = bytes / 8 * 8;
+    // The memory packed weights live in (huge pages, aligned): a 4 KiB-page buffer reads
+    // 10-15% slower here, which would flatter decode's roofline fraction.
+    const PackedBuffer buf(bytes);
+    auto* data = reinterpret_cast<uint64_t*>(buf.data());
+    // First touch by the thread that reads the page in the passes (the same static split).
 #pragma omp parallel for num_threads(n_threads) schedule(static)
-    for (size_t i = 0; i < n; i++) data[i] = i;  // first touch by the thread that reads it
+    for (int64_t i = 0; i < static_cast<int64_t>(bytes / 8); i++)
+        data[i] = static_cast<uint64_t>(i);
 
     double best = 0;
     volatile uint64_t sink = 0;
     for (int r = 0; r < reps; r++) {
         const auto t0 = std::chrono::steady_clock::now();
-        uint64_t total = 0;
-        // Eight independent accumulators keep enough loads in flight to saturate memory.
-#pragma omp parallel for num_threads(n_threads) reduction(+ : total) schedule(static)
-        for (size_t c = 0; c < n; c += kChunk) {
-            uint64_t s[8] = {};
-            for (size_t i = c; i < c + kChunk; i += 8) {
-                for (int j = 0; j < 8; j++) s[j] += data[i + j];
-            }
-            for (uint64_t v : s) total += v;
-        }
-        sink = sink + total;
+        sink = sink + read_pass(data, bytes, n_threads);
         const double secs =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        best = std::max(best, n * sizeof(uint64_t) / secs);
+        best = std::max(best, static_cast<double>(bytes) / secs);
     }
     return best;
 }

@@ -2,11 +2,17 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ggml_lite {
 
-// Read bandwidth in bytes/s of a read-only pass over `bytes` of memory with n_threads
-// threads, the best of `reps` passes (the first touches the pages and is not counted).
+// One read-only pass over `bytes` at p (a multiple of 8) with n_threads threads, each taking
+// 64 KiB pieces through the active table's read_sum (kernels.h): the widest loads and the
+// prefetching the matmul kernels use. Returns the words' sum, so the reads cannot be elided.
+uint64_t read_pass(const void* p, size_t bytes, int n_threads);
+
+// Read bandwidth in bytes/s of read_pass over `bytes` of memory (a PackedBuffer, as weights
+// use) with n_threads threads, the best of `reps` passes (pages are touched first).
 double measure_read_bandwidth(int n_threads, size_t bytes = size_t{1} << 30, int reps = 3);
 
 }  // namespace ggml_lite

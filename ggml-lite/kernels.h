@@ -101,6 +101,10 @@ struct Kernels {
     // Attention over an F32 or F16 KV cache.
     AttendFn<float> attend_f32;
     AttendFn<fp16_t> attend_f16;
+
+    // The sum of the n / 8 64-bit words at p (mod 2^64), n a multiple of 8, read as fast as
+    // this ISA's loads go: the memory bandwidth probe (bandwidth.h) decode is measured against.
+    uint64_t (*read_sum)(const void* p, int64_t n);
 };
 
 const Kernels& kernels_scalar();

@@ -298,6 +298,13 @@ void attend(const float* q, int64_t n_q, int64_t head_dim, const Elem* k, const 
     }
 }
 
+uint64_t read_sum(const void* p, int64_t n) {
+    const auto* w = static_cast<const uint64_t*>(p);
+    uint64_t sum = 0;
+    for (int64_t i = 0; i < n / 8; i++) sum += w[i];
+    return sum;
+}
+
 constexpr Kernels kScalar = {
     Isa::Scalar,
     {
@@ -329,6 +336,7 @@ constexpr Kernels kScalar = {
     },
     attend<float>,
     attend<fp16_t>,
+    read_sum,
 };
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <new>
 #include <stdexcept>
 
@@ -202,7 +204,7 @@ void PackedBuffer::Free::operator()(uint8_t* p) const {
     std::free(p);
 }
 
-PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads) {
+PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads, const PackedFn& packed) {
     const Kernels& k = kernels();
     const auto wanted = [&](const Matrix* W) {
         return packable(W->type) && k.packed[type_index(W->type)].gemm;
@@ -224,22 +226,25 @@ PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads) {
         Matrix* W;
         uint8_t* dst;
         int64_t first;  // its first group in the numbering of all groups
+        std::atomic<int64_t> left;  // groups not packed yet
     };
-    std::vector<Job> jobs;
+    std::deque<Job> jobs;  // not moved once made: they hold atomics
     int64_t n_groups = 0;
     for (size_t i = 0; i < ws.size(); i++) {
         if (!wanted(ws[i])) continue;
-        jobs.push_back({ws[i], buf.data() + offset[i], n_groups});
-        n_groups += (ws[i]->rows + kPackRows - 1) / kPackRows;
+        const int64_t groups = (ws[i]->rows + kPackRows - 1) / kPackRows;
+        jobs.emplace_back(ws[i], buf.data() + offset[i], n_groups, groups);
+        n_groups += groups;
     }
 #pragma omp parallel for num_threads(n_threads > 0 ? n_threads : omp_get_max_threads()) \
     schedule(dynamic, 64)
     for (int64_t g = 0; g < n_groups; g++) {
-        const Job& j = *(std::upper_bound(jobs.begin(), jobs.end(), g,
-                                          [](int64_t v, const Job& e) { return v < e.first; }) -
-                         1);
+        Job& j = *(std::upper_bound(jobs.begin(), jobs.end(), g,
+                                    [](int64_t v, const Job& e) { return v < e.first; }) -
+                   1);
         const Matrix& W = *j.W;
         pack_groups(W.type, W.data, W.rows, W.cols, j.dst, g - j.first, g - j.first + 1);
+        if (j.left.fetch_sub(1) == 1 && packed) packed(W);
     }
     for (const Job& j : jobs) j.W->packed = j.dst;
     return buf;

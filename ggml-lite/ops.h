@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -47,9 +48,13 @@ private:
 // Rearranges every matrix in `ws` that the active kernel table has a packed path for (Q4_0 and
 // Q8_0 on AVX-512 and in the scalar reference) into one buffer and points its `packed` at it;
 // the others are left alone. The buffer must outlive every use of the matrices. It takes as
-// much memory as the originals, whose pages matmul no longer reads (get_row still does).
-// n_threads 0: OpenMP's default.
-PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads);
+// much memory as the originals, whose pages matmul no longer reads (get_row still does):
+// `packed`, when given, is called (from any thread) with each matrix as soon as it has been
+// copied, so a caller whose weights are mapped from a file can drop those pages and keep the
+// peak memory near one copy. n_threads 0: OpenMP's default.
+using PackedFn = std::function<void(const Matrix& W)>;
+PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads,
+                          const PackedFn& packed = {});
 
 // Per-context state for ops: thread count and scratch memory reused across calls, so the
 // decode loop allocates nothing once the first call has sized it.

@@ -116,6 +116,9 @@ public:
     const std::vector<GGUFTensorInfo>& tensors() const { return tensors_; }
     const GGUFTensorInfo* find_tensor(std::string_view name) const;
 
+    // MappedFile::release of part of the file: once a tensor has been copied elsewhere.
+    void release(const void* p, size_t n) const { map_->release(p, n); }
+
 private:
     GGUFFile() = default;
     std::string path_;

@@ -38,6 +38,15 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     data_ = static_cast<const uint8_t*>(p);
 }
 
+void MappedFile::release(const void* p, size_t n) const {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<uintptr_t>(p), end = begin + n;
+    const uintptr_t first = begin / page * page, last = (end + page - 1) / page * page;
+    if (n == 0) return;
+    // Advice: when the kernel declines, the pages simply stay.
+    madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
     if (data_) munmap(const_cast<uint8_t*>(data_), size_);
 }

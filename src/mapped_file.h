@@ -22,6 +22,11 @@ public:
     size_t size() const { return size_; }
     const std::string& path() const { return path_; }
 
+    // Drops the pages that hold [p, p + n), part of the mapping, from this process's memory;
+    // read again, they come back from the file (the page cache), so nothing is lost. For data
+    // that has been copied elsewhere, so that memory holds it once.
+    void release(const void* p, size_t n) const;
+
 private:
     std::string path_;
     const uint8_t* data_ = nullptr;

@@ -145,7 +145,12 @@ std::unique_ptr<Model> Model::load(const std::string& path, bool pack) {
             for (ggml_lite::Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
                 matrices.push_back(w);
         }
-        m->packed_ = ggml_lite::pack_weights(matrices, 0);
+        // matmul reads only the packed copies, so the file's pages are dropped as they are
+        // copied: memory holds the weights once, at the peak too. (The rows get_row looks up
+        // in a packed embedding table come back from the page cache.)
+        m->packed_ = ggml_lite::pack_weights(matrices, 0, [&f](const ggml_lite::Matrix& w) {
+            f.release(w.data, ggml_lite::row_size(w.type, w.cols) * w.rows);
+        });
     }
     return m;
 }

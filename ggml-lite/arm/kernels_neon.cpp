@@ -399,6 +399,7 @@ constexpr Kernels kNeon = {
     {},  // no packed-weight kernels: matmul uses gemm_tile
     FK::attend<LoadF32<Arch>>,
     FK::attend<LoadF16>,
+    FK::read_sum,
 };
 
 #endif

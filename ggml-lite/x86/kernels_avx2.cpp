@@ -546,6 +546,7 @@ constexpr Kernels kAvx2 = {
     {},  // no packed-weight kernels: matmul uses gemm_tile
     FK::attend<LoadF32<Arch>>,
     FK::attend<LoadF16>,
+    FK::read_sum,
 };
 
 }  // namespace

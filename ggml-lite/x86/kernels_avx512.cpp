@@ -773,6 +773,7 @@ constexpr Kernels kAvx512 = {
     },
     attend<float, LoadF32<Arch>, LoadF32<Arch256>>,
     attend<uint16_t, LoadF16, LoadF16x8>,
+    FK::read_sum,
 };
 
 }  // namespace

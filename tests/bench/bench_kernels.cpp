@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "ggml-lite/bandwidth.h"
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/ops.h"
 #include "ggml-lite/packed.h"
@@ -119,8 +120,8 @@ void run_matmul(benchmark::State& state, Isa isa, Type type, Shape shape, int64_
         benchmark::Counter::kIsRate);
 }
 
-// A read-only pass over 1 GiB with independent accumulators and software prefetch, split
-// among the threads: the rate a streaming kernel can hope for.
+// A read-only pass over 1 GiB split among the threads (bandwidth.h: read_pass, what lila
+// bench measures its roofline with): the rate a streaming kernel can hope for.
 void bandwidth_read(benchmark::State& state, int threads) {
     const size_t n = kGiB / sizeof(uint64_t);
     static std::unique_ptr<uint64_t[]> buf;
@@ -128,20 +129,7 @@ void bandwidth_read(benchmark::State& state, int threads) {
         buf.reset(new uint64_t[n]);
         for (size_t i = 0; i < n; i++) buf[i] = i;  // touch every page
     }
-    const uint64_t* data = buf.get();
-    for (auto _ : state) {
-        uint64_t total = 0;
-#pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static)
-        for (size_t c = 0; c < n; c += 4096) {
-            uint64_t s[8] = {};
-            for (size_t i = c; i < c + 4096; i += 8) {
-                __builtin_prefetch(data + i + 512);  // 4 KiB ahead, as the kernels prefetch
-                for (int j = 0; j < 8; j++) s[j] += data[i + j];
-            }
-            for (uint64_t v : s) total += v;
-        }
-        benchmark::DoNotOptimize(total);
-    }
+    for (auto _ : state) benchmark::DoNotOptimize(read_pass(buf.get(), kGiB, threads));
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kGiB));
 }
 
