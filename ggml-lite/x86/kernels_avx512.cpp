@@ -305,6 +305,7 @@ struct PackedQ4 {  // low nibbles of words 0-3 (elements 4m..), then the high on
     using Block = block_q4_0x16;
     static void load(const Block& w, __m512i* op) {
         const __m512i mask = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 4
         for (int m = 0; m < 4; m++) {
             const __m512i v = _mm512_loadu_si512(w.qs[m]);
             op[m] = _mm512_and_si512(v, mask);
@@ -316,6 +317,7 @@ struct PackedQ4 {  // low nibbles of words 0-3 (elements 4m..), then the high on
 struct PackedQ8 {  // stored as w + 128 already
     using Block = block_q8_0x16;
     static void load(const Block& w, __m512i* op) {
+#pragma GCC unroll 8
         for (int m = 0; m < 8; m++) op[m] = _mm512_loadu_si512(w.qs[m]);
     }
 };
@@ -352,6 +354,7 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
         if constexpr (NT == 1) {
             // One token: its sum as two chains of four.
             __m512i s0 = _mm512_set1_epi32(act(0).c), s1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
             for (int i = 0; i < 4; i++) {
                 s0 = _mm512_dpbusd_epi32(s0, op[i], word(0, i));
                 s1 = _mm512_dpbusd_epi32(s1, op[i + 4], word(0, i + 4));
