@@ -4,6 +4,7 @@
 #include <map>
 
 #include "error.h"
+#include "quantize.h"
 
 namespace lila {
 
@@ -61,13 +62,16 @@ private:
 
 int64_t positive(const GGUFFile& f, const std::string& key, int64_t v) {
     if (v <= 0 || v > (int64_t{1} << 31)) {
-        throw Error(f.path() + ": metadata " + key + " = " + std::to_string(v) + " is out of range");
+        throw Error(f.path() + ": metadata " + key + " = " + std::to_string(v) +
+                    " is out of range");
     }
     return v;
 }
 
 HParams read_hparams(const GGUFFile& f, const std::string& arch, int64_t n_vocab) {
-    auto req = [&](const std::string& k) { return positive(f, arch + "." + k, f.require_int(arch + "." + k)); };
+    auto req = [&](const std::string& k) {
+        return positive(f, arch + "." + k, f.require_int(arch + "." + k));
+    };
     HParams hp;
     hp.n_vocab = n_vocab;
     hp.n_embd = req("embedding_length");
@@ -76,8 +80,8 @@ HParams read_hparams(const GGUFFile& f, const std::string& arch, int64_t n_vocab
     hp.n_head_kv = f.get_int(arch + ".attention.head_count_kv").value_or(hp.n_head);
     hp.n_ff = req("feed_forward_length");
     hp.n_ctx_train = req("context_length");
-    hp.norm_eps = static_cast<float>(
-        f.get_float(arch + ".attention.layer_norm_rms_epsilon").value_or(1e-5));
+    hp.norm_eps =
+        static_cast<float>(f.get_float(arch + ".attention.layer_norm_rms_epsilon").value_or(1e-5));
     hp.rope_theta = static_cast<float>(f.get_float(arch + ".rope.freq_base").value_or(10000.0));
     positive(f, arch + ".attention.head_count_kv", hp.n_head_kv);
 
@@ -117,8 +121,8 @@ std::unique_ptr<Model> Model::load(const std::string& path, bool pack) {
     Binder b(f);
     m->tok_embd = b.matrix("token_embd.weight", hp.n_vocab, hp.n_embd);
     m->output_norm = b.vector("output_norm.weight", hp.n_embd);
-    m->output = b.find("output.weight") ? b.matrix("output.weight", hp.n_vocab, hp.n_embd)
-                                        : m->tok_embd;
+    m->output =
+        b.find("output.weight") ? b.matrix("output.weight", hp.n_vocab, hp.n_embd) : m->tok_embd;
     m->rope_freq_factors = b.optional_vector("rope_freqs.weight", hp.rope_dim / 2);
 
     for (int64_t i = 0; i < hp.n_layer; i++) {
@@ -170,6 +174,9 @@ std::string Model::type_summary() const {
     for (const auto& [name, bytes] : bytes_by_type) {
         if (bytes > most) most = bytes, best = name;
     }
+    // A mix is named by its file type: Q4_K_M's majority type alone would read "q4_k".
+    if (best == "q4_k" && file_->get_int("general.file_type") == gguf_file_type(FileType::Q4_K_M()))
+        return file_type_name(FileType::Q4_K_M());
     return best;
 }
 

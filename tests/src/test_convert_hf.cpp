@@ -28,7 +28,7 @@ using ggml_lite::Type;
 using nlohmann::json;
 using Ids = std::vector<int32_t>;
 
-std::string convert_dir(const test::TempDir& dir, Type type = Type::F32,
+std::string convert_dir(const test::TempDir& dir, FileType type = Type::F32,
                         const char* out = "out.gguf") {
     ConvertOptions opts;
     opts.type = type;
@@ -408,6 +408,18 @@ TEST(ConvertHf, Llama3Directory) {
     EXPECT_EQ(m->output.data, m->tok_embd.data);
     const Ids ids = m->tokenizer().encode("Hello", m->tokenizer().vocab().add_bos, false);
     EXPECT_EQ(ids, (Ids{128000, 9906}));
+}
+
+// A Q4_K_M file is named by its file type (lila info, bench, the load line), not by its
+// majority tensor type, which is Q4_K as in an all-Q4_K file.
+TEST(ConvertHf, Q4_K_MIsNamedByItsFileType) {
+    test::TempDir dir;
+    json c = small_config("LlamaForCausalLM");
+    c["hidden_size"] = 256, c["intermediate_size"] = 512;
+    random_model(dir, c, false);
+    EXPECT_EQ(Model::load(convert_dir(dir, FileType::Q4_K_M(), "m.gguf"))->type_summary(),
+              "q4_k_m");
+    EXPECT_EQ(Model::load(convert_dir(dir, Type::Q4_K, "k.gguf"))->type_summary(), "q4_k");
 }
 
 // --- tokenizer.json reader --------------------------------------------------------------
