@@ -34,9 +34,8 @@ void run(const GenerateArgs& a) {
     const std::vector<int32_t> ids = tok.encode(prompt, tok.vocab().add_bos, false);
     if (ids.empty()) throw Error("the prompt is empty and the model adds no BOS token");
     if (static_cast<int64_t>(ids.size()) >= session.n_ctx()) {
-        throw Error("the prompt is " + std::to_string(ids.size()) +
-                    " tokens, the context holds " + std::to_string(session.n_ctx()) +
-                    " (use -c to enlarge it)");
+        throw Error("the prompt is " + std::to_string(ids.size()) + " tokens, the context holds " +
+                    std::to_string(session.n_ctx()) + " (use -c to enlarge it)");
     }
     const SamplerParams sp = a.sampling.resolve();
     if (a.model.verbose) std::fprintf(stderr, "seed: %llu\n", (unsigned long long)sp.seed);
@@ -66,7 +65,8 @@ void run(const GenerateArgs& a) {
     write_out(decoder.flush());
     if (!a.no_echo || n_gen > 0) write_out("\n");
     const double gen_s = seconds_since(t_gen);
-    std::fprintf(stderr, "prompt: %zu tokens, %.1f tokens/s; generation: %d tokens, %.1f tokens/s\n",
+    std::fprintf(stderr,
+                 "prompt: %zu tokens, %.1f tokens/s; generation: %d tokens, %.1f tokens/s\n",
                  ids.size(), ids.size() / prompt_s, n_gen, n_gen > 0 ? n_gen / gen_s : 0.0);
 }
 
