@@ -223,9 +223,12 @@ PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads, const Pack
     // One parallel loop over the groups of all matrices: the copy runs at memory speed, and
     // each thread touches (and so places) the pages it writes.
     struct Job {
+        // A constructor, not aggregate init: clang 14 lacks C++20's parenthesised aggregates.
+        Job(Matrix* w, uint8_t* d, int64_t f, int64_t groups)
+            : W(w), dst(d), first(f), left(groups) {}
         Matrix* W;
         uint8_t* dst;
-        int64_t first;  // its first group in the numbering of all groups
+        int64_t first;              // its first group in the numbering of all groups
         std::atomic<int64_t> left;  // groups not packed yet
     };
     std::deque<Job> jobs;  // not moved once made: they hold atomics
