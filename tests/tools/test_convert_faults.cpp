@@ -185,7 +185,9 @@ TEST_F(ConvertFaults, OutOfDiskSpaceKeepsTheOldFile) {
             EXPECT_TRUE(last.starts_with("lila: error: " + out + ": not written: ")) << err;
             EXPECT_NE(last.find("File too large"), std::string::npos) << last;
             EXPECT_EQ(fs::exists(out), had_old);
-            if (had_old) EXPECT_TRUE(test::read_file(out) == old_) << "the old file was changed";
+            if (had_old) {
+                EXPECT_TRUE(test::read_file(out) == old_) << "the old file was changed";
+            }
             EXPECT_FALSE(fs::exists(out + ".tmp"));
         }
     }
