@@ -58,6 +58,11 @@ bool looks_special(std::string_view t) {
            wrapped("<unused", ">");
 }
 
+// Token ids are this or less. The vocabulary is a dense array indexed by id, so a few bytes
+// of JSON holding one large id would otherwise cost gigabytes (a fuzzing finding: 2^30 took
+// a 9 KB file past 2 GB). The largest real vocabularies have about 2^18 tokens.
+constexpr uint64_t kMaxTokenId = (1u << 20) - 1;
+
 // model.vocab {text: id} -> tokens by id (gaps left empty).
 std::vector<std::string> read_base_vocab(const json& model, const std::string& where) {
     const json* vocab = find(model, "vocab");
@@ -67,8 +72,9 @@ std::vector<std::string> read_base_vocab(const json& model, const std::string& w
     std::vector<std::string> tokens;
     std::vector<bool> seen;
     for (const auto& [text, id] : vocab->items()) {
-        if (!id.is_number_unsigned() || id.get<uint64_t>() >= (1u << 30)) {
-            throw Error(where + ": token '" + text + "' has an invalid id");
+        if (!id.is_number_unsigned() || id.get<uint64_t>() > kMaxTokenId) {
+            throw Error(where + ": token '" + text + "' has an invalid id (0 to " +
+                        std::to_string(kMaxTokenId) + ")");
         }
         const size_t i = id.get<size_t>();
         if (i >= tokens.size()) tokens.resize(i + 1), seen.resize(i + 1);
@@ -259,7 +265,7 @@ void add_tokens(const HfFiles& f, Vocab& v) {
     for (const json& t : *added) {
         const json* id = find(t, "id");
         const std::string text = get_string(t, "content");
-        if (!id || !id->is_number_unsigned() || id->get<uint64_t>() >= (1u << 30) || text.empty()) {
+        if (!id || !id->is_number_unsigned() || id->get<uint64_t>() > kMaxTokenId || text.empty()) {
             throw Error(where + ": added token " + t.dump().substr(0, 200) + " is malformed");
         }
         const size_t i = id->get<size_t>();
