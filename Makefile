@@ -97,7 +97,7 @@ run: build models/stories260K.gguf
 # once per type into models/ (about 4.5 GB in all) and runs lila bench on each, then the
 # long-context decode test. Minutes of work on purpose: not part of `make test` or CI.
 BENCH_TYPES ?= f16 q8_0 q4_0 q4_k_m
-BENCH_ARGS  ?= -p 128,512 -n 32 -t 1,2 -r 5
+BENCH_ARGS  ?= -p 128,512 -n 32 -t 1,2 -r 3
 BENCH_MODELS := $(BENCH_TYPES:%=models/tinyllama-1.1b-%.gguf)
 
 models/tinyllama-1.1b-%.gguf: | build
