@@ -2,10 +2,8 @@
 // files, text that is not UTF-8, a prompt longer than the context, out-of-range and unknown
 // flags. Each must end with a non-zero exit status (never a signal) and a one-line message
 // that names the file or flag at fault.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -14,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "run_lila.h"
 #include "src/gguf.h"
 #include "src/stories.h"
 #include "test_util.h"
@@ -21,31 +20,8 @@
 namespace lila {
 namespace {
 
-struct Result {
-    int status;  // as waitpid() reports it
-    std::string out, err;
-};
-
-// Runs `lila ARGS` with stdin from `input` (a file; /dev/null when empty).
-Result run_lila(const std::vector<std::string>& args, const std::string& input = "/dev/null") {
-    static test::TempDir dir;
-    const std::string out = dir.path("stdout"), err = dir.path("stderr");
-    const pid_t pid = fork();
-    if (pid == 0) {
-        std::vector<char*> argv{const_cast<char*>(LILA_BINARY)};
-        for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        const int in = open(input.c_str(), O_RDONLY);
-        dup2(in, 0);
-        dup2(open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
-        dup2(open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
-        execv(LILA_BINARY, argv.data());
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return {status, test::read_file(out), test::read_file(err)};
-}
+using Result = test::LilaResult;
+using test::run_lila;
 
 std::vector<std::string> lines(const std::string& text) {
     std::vector<std::string> out;
