@@ -53,8 +53,7 @@ private:
 // copied, so a caller whose weights are mapped from a file can drop those pages and keep the
 // peak memory near one copy. n_threads 0: OpenMP's default.
 using PackedFn = std::function<void(const Matrix& W)>;
-PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads,
-                          const PackedFn& packed = {});
+PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads, const PackedFn& packed = {});
 
 // Per-context state for ops: thread count and scratch memory reused across calls, so the
 // decode loop allocates nothing once the first call has sized it.

@@ -14,14 +14,14 @@ namespace lila {
 
 struct HParams {
     int64_t n_vocab = 0;
-    int64_t n_embd = 0;       // model width (llama2.c: dim)
+    int64_t n_embd = 0;  // model width (llama2.c: dim)
     int64_t n_layer = 0;
     int64_t n_head = 0;
     int64_t n_head_kv = 0;    // < n_head: grouped-query attention
     int64_t n_ff = 0;         // SwiGLU hidden width
     int64_t n_ctx_train = 0;  // context length the model was trained for
     int64_t head_dim = 0;
-    int64_t rope_dim = 0;     // leading dims of each head that RoPE rotates
+    int64_t rope_dim = 0;  // leading dims of each head that RoPE rotates
     float norm_eps = 1e-5f;
     float rope_theta = 10000.0f;
 
@@ -46,15 +46,15 @@ public:
 
     const GGUFFile& file() const { return *file_; }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
-    std::string name() const;         // general.name, else the file's base name
-    std::string type_summary() const; // the weight type of most matrices, e.g. "q4_0"
-    size_t weight_bytes() const;      // bytes of all tensors: what a decode step streams
+    std::string name() const;          // general.name, else the file's base name
+    std::string type_summary() const;  // the weight type of most matrices, e.g. "q4_0"
+    size_t weight_bytes() const;       // bytes of all tensors: what a decode step streams
 
     HParams hp;
     ggml_lite::Matrix tok_embd;  // n_vocab rows of n_embd
     std::vector<Layer> layers;
     std::vector<float> output_norm;
-    ggml_lite::Matrix output;  // the LM head; tok_embd when the embeddings are tied
+    ggml_lite::Matrix output;              // the LM head; tok_embd when the embeddings are tied
     std::vector<float> rope_freq_factors;  // Llama 3.1 long-context scaling; empty when absent
 
 private:

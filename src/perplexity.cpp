@@ -20,11 +20,13 @@ PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& toke
     const int64_t n_tokens = static_cast<int64_t>(tokens.size());
     if (n_ctx < 4) throw Error("perplexity needs a context of at least 4 tokens");
     if (n_tokens < 2 * n_ctx) {
-        throw Error("the text has " + std::to_string(n_tokens) + " tokens; perplexity with a context of " +
-                    std::to_string(n_ctx) + " needs at least " + std::to_string(2 * n_ctx));
+        throw Error("the text has " + std::to_string(n_tokens) +
+                    " tokens; perplexity with a context of " + std::to_string(n_ctx) +
+                    " needs at least " + std::to_string(2 * n_ctx));
     }
     const int64_t max_chunks = n_tokens / n_ctx;
-    const int64_t n_chunks = params.n_chunks < 0 ? max_chunks : std::min(params.n_chunks, max_chunks);
+    const int64_t n_chunks =
+        params.n_chunks < 0 ? max_chunks : std::min(params.n_chunks, max_chunks);
     const int64_t first = n_ctx / 2;
     const Vocab& vocab = model.tokenizer().vocab();
 

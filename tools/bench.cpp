@@ -76,10 +76,10 @@ void print_rows(const BenchArgs& a, const Model& m, const std::vector<Row>& rows
     if (a.output == "json") {
         nlohmann::json out = nlohmann::json::array();
         for (const Row& r : rows) {
-            nlohmann::json o = {{"model", m.name()}, {"type", type}, {"size_mb", size_mb},
-                                {"n_threads", r.threads}, {"test", r.test},
-                                {"avg_ts", r.avg_ts}, {"stddev_ts", r.stddev_ts},
-                                {"max_ts", r.max_ts}};
+            nlohmann::json o = {{"model", m.name()},        {"type", type},
+                                {"size_mb", size_mb},       {"n_threads", r.threads},
+                                {"test", r.test},           {"avg_ts", r.avg_ts},
+                                {"stddev_ts", r.stddev_ts}, {"max_ts", r.max_ts}};
             if (r.test.rfind("tg", 0) == 0) {
                 o["bandwidth_gbs"] = r.bandwidth_gbs;
                 o["roofline_frac"] = r.roofline_frac;
@@ -165,8 +165,8 @@ void run(const BenchArgs& a) {
                     s.truncate(d);
                     for (int32_t id : ids) s.eval({&id, 1});
                 });
-                Row r{"tg" + std::to_string(n) + (d ? "@d" + std::to_string(d) : ""), t,
-                      rate.mean, rate.stddev, rate.max};
+                Row r{"tg" + std::to_string(n) + (d ? "@d" + std::to_string(d) : ""), t, rate.mean,
+                      rate.stddev, rate.max};
                 r.bandwidth_gbs = rate.mean * tok_bytes / 1e9;
                 r.roofline_frac = rate.mean * tok_bytes / bandwidth;
                 rows.push_back(r);
@@ -190,7 +190,8 @@ void register_bench(CLI::App& app) {
     cmd->add_option("-d,--depth", a->depth, "tokens already in the context before tg")
         ->delimiter(',')
         ->check(length);
-    cmd->add_option("-t,--threads", a->threads, "thread counts")->delimiter(',')
+    cmd->add_option("-t,--threads", a->threads, "thread counts")
+        ->delimiter(',')
         ->check(CLI::Range(1, 1024));
     cmd->add_option("-r,--repetitions", a->reps, "repetitions after a warm-up")
         ->check(CLI::Range(1, 1000));

@@ -17,7 +17,7 @@ struct ModelArgs {
     std::string model;
     int threads = 0;        // decoding; 0: physical cores
     int threads_batch = 0;  // prompt processing; 0: as threads
-    int64_t ctx = 0;  // 0: the model's training context
+    int64_t ctx = 0;        // 0: the model's training context
     std::string cache_type = "f16";
     bool verbose = false;
     bool pack = true;  // rearrange weights for the packed kernels (Model::load)

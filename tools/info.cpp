@@ -40,9 +40,10 @@ void run(const ModelArgs& a) {
     std::printf("file:        %s (%.2f MB, GGUF v%u)\n", f.path().c_str(), f.file_size() / 1e6,
                 f.version());
     std::printf("model:       %s, %s\n", model->name().c_str(), model->type_summary().c_str());
-    std::printf("shape:       %lld layers, width %lld, ffn %lld, heads %lld (kv %lld), head dim %lld\n",
-                (long long)hp.n_layer, (long long)hp.n_embd, (long long)hp.n_ff,
-                (long long)hp.n_head, (long long)hp.n_head_kv, (long long)hp.head_dim);
+    std::printf(
+        "shape:       %lld layers, width %lld, ffn %lld, heads %lld (kv %lld), head dim %lld\n",
+        (long long)hp.n_layer, (long long)hp.n_embd, (long long)hp.n_ff, (long long)hp.n_head,
+        (long long)hp.n_head_kv, (long long)hp.head_dim);
     std::printf("context:     %lld, rope theta %g, rms eps %g\n", (long long)hp.n_ctx_train,
                 hp.rope_theta, hp.norm_eps);
     const Vocab& vocab = model->tokenizer().vocab();

@@ -458,8 +458,8 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
     const auto* xb = static_cast<const uint8_t*>(x);
     for (int t = 0; t < nt; t += kFloatTokens) {
         FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
-            packed_float_tile<P, NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride,
-                                     y_stride, rows);
+            packed_float_tile<P, NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride,
+                                     rows);
         });
     }
 }
