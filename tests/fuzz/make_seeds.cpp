@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "src/convert.h"
 #include "src/error.h"
 #include "src/gguf.h"
 #include "src/hf_tokenizer.h"
@@ -92,22 +93,6 @@ struct TinyShape {
 };
 
 // llama.* metadata as converters write it (the keys Model::load reads).
-void set_hparams(GGUFWriter& w, const HParams& hp, const std::string& name) {
-    auto u32 = [](int64_t v) { return GGUFValue::u32(uint32_t(v)); };
-    w.set("general.architecture", GGUFValue::string("llama"));
-    w.set("general.name", GGUFValue::string(name));
-    w.set("llama.vocab_size", u32(hp.n_vocab));
-    w.set("llama.context_length", u32(hp.n_ctx_train));
-    w.set("llama.embedding_length", u32(hp.n_embd));
-    w.set("llama.block_count", u32(hp.n_layer));
-    w.set("llama.feed_forward_length", u32(hp.n_ff));
-    w.set("llama.attention.head_count", u32(hp.n_head));
-    w.set("llama.attention.head_count_kv", u32(hp.n_head_kv));
-    w.set("llama.attention.layer_norm_rms_epsilon", GGUFValue::f32(hp.norm_eps));
-    w.set("llama.rope.dimension_count", u32(hp.rope_dim));
-    w.set("llama.rope.freq_base", GGUFValue::f32(hp.rope_theta));
-}
-
 // A tensor of rows × cols real weights: matrices at `type` (F16 where rows do not split into
 // its blocks), vectors at F32, as the converters store them.
 void add_weights(GGUFWriter& w, const std::string& name, int64_t rows, int64_t cols,
@@ -138,7 +123,7 @@ void tiny_gguf(const std::string& name, const Vocab& vocab, ggml_lite::Type type
     hp.head_dim = hp.rope_dim = s.n_embd / s.n_head;
 
     GGUFWriter w;
-    set_hparams(w, hp, name);
+    set_llama_metadata(w, hp, name, type);
     vocab.to_gguf(w);
     if (extras) {  // what some real files carry: a chat template, head sizes, biases, RoPE factors
         const auto config =
