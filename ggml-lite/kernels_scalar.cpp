@@ -243,6 +243,60 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
     }
 }
 
+// Super-block columns against Q8_K activations: the integer sums of a super-block are exact,
+// then two float steps (Q4_K: scales, then mins) or one (Q6_K), each an fma.
+float packed_block(const block_q4_Kx16& w, int r, const block_q8_K& x, float sum) {
+    uint8_t packed_scales[K_SCALE_SIZE];
+    for (int k = 0; k < K_SCALE_SIZE; k++) packed_scales[k] = w.scales[k][r];
+    int32_t isum = 0, msum = 0;
+    for (int j = 0; j < QK_K / 32; j++) {
+        uint8_t sc, m;
+        get_scale_min_k4(j, packed_scales, &sc, &m);
+        int32_t dot = 0;
+        for (int i = 0; i < 32; i++) {
+            const uint8_t q = w.qs[8 * (j / 2) + i / 4][r][i % 4];
+            dot += (j % 2 ? q >> 4 : q & 0x0f) * x.qs[32 * j + i];
+        }
+        isum += sc * dot;
+        msum += m * (x.bsums[2 * j] + x.bsums[2 * j + 1]);
+    }
+    sum = std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
+    return std::fma(static_cast<float>(msum), -(fp16_to_fp32(w.dmin[r]) * x.d), sum);
+}
+
+// Value 128h + 32k + l (k < 4, l < 32): its low 4 bits in ql byte 64h + 32(k % 2) + l (the
+// high nibble for k >= 2), its top 2 bits in qh byte 32h + l, bits 2k and 2k + 1.
+float packed_block(const block_q6_Kx16& w, int r, const block_q8_K& x, float sum) {
+    int32_t isum = 0;
+    for (int g = 0; g < QK_K / 16; g++) {
+        int32_t dot = -32 * x.bsums[g];  // the levels are q - 32
+        for (int i = 0; i < 16; i++) {
+            const int e = 16 * g + i, h = e / 128, k = e % 128 / 32, l = e % 32;
+            const int lo = 64 * h + 32 * (k % 2) + l, hi = 32 * h + l;
+            const int q = ((w.ql[lo / 4][r][lo % 4] >> (4 * (k / 2))) & 0x0f) |
+                          (((w.qh[hi / 4][r][hi % 4] >> (2 * k)) & 3) << 4);
+            dot += q * x.qs[e];
+        }
+        isum += w.scales[g][r] * dot;
+    }
+    return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
+}
+
+template <class Packed>
+void packed_k_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                   int64_t y_stride, int nr, int nt) {
+    const auto* wb = static_cast<const Packed*>(w);
+    for (int t = 0; t < nt; t++) {
+        const auto* xb =
+            reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(x) + t * x_stride);
+        for (int r = 0; r < nr; r++) {
+            float sum = 0.0f;
+            for (int64_t b = 0; b < n / QK_K; b++) sum = packed_block(wb[b], r, xb[b], sum);
+            y[t * y_stride + r] = sum;
+        }
+    }
+}
+
 float to_float(float x) {
     return x;
 }
@@ -330,8 +384,8 @@ constexpr Kernels kScalar = {
         {nullptr, packed_float_gemm<BF16>},
         {q8_0c_from_float<128>, packed_gemm<block_q8_0x16>},
         {q8_0c_from_float<8>, packed_gemm<block_q4_0x16>},
-        {},
-        {},
+        {q8_K_from_float, packed_k_gemm<block_q4_Kx16>},
+        {q8_K_from_float, packed_k_gemm<block_q6_Kx16>},
         {},
     },
     attend<float>,

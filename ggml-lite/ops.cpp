@@ -110,8 +110,7 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
         const PackedKernels& pk = k.packed[type_index(W.type)];
         if (W.packed && pk.gemm) {
             p.packed = &pk;
-            f = pk.quantize ? ActFormat{pk.quantize, cols / 32 * sizeof(block_q8_0c)}
-                            : ActFormat{nullptr, cols * sizeof(float)};
+            f = {pk.quantize, packed_activation_size(W.type, cols)};
         } else if (wt.vec_dot_type == Type::F32) {
             f = {nullptr, cols * sizeof(float)};
         } else {

@@ -1,4 +1,4 @@
-// Rearranging Q4_0 and Q8_0 rows into the packed layout of packed.h.
+// Rearranging quantized and float rows into the packed layout of packed.h.
 #include "packed.h"
 
 #include <cstring>
@@ -9,31 +9,56 @@
 namespace ggml_lite {
 namespace {
 
-// One block column of a group: `words` 4-byte words of each row's quants side by side,
-// xor-ed with `flip` (0x80808080 turns Q8_0's signed values into w + 128).
-template <class Block, class Packed, int Words>
-void pack_group(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_bytes, Packed* dst,
-                uint32_t flip) {
+// Words 0..n-1 of a row's bytes `src` into the word-interleaved array `dst` at row r, xor-ed
+// with `flip` (0x80808080 turns Q8_0's signed values into w + 128).
+void put_words(uint8_t (*dst)[kPackRows][4], const uint8_t* src, int n, int r, uint32_t flip = 0) {
+    for (int m = 0; m < n; m++) {
+        uint32_t w;
+        std::memcpy(&w, src + 4 * m, 4);
+        w ^= flip;
+        std::memcpy(dst[m][r], &w, 4);
+    }
+}
+
+// Row r of a block column: one overload per quantized type.
+void put_row(block_q4_0x16& p, int r, const block_q4_0& b) {
+    p.d[r] = b.d;
+    put_words(p.qs, b.qs, 4, r);
+}
+void put_row(block_q8_0x16& p, int r, const block_q8_0& b) {
+    p.d[r] = b.d;
+    put_words(p.qs, reinterpret_cast<const uint8_t*>(b.qs), 8, r, 0x80808080u);
+}
+void put_row(block_q4_Kx16& p, int r, const block_q4_K& b) {
+    p.d[r] = b.d;
+    p.dmin[r] = b.dmin;
+    for (int k = 0; k < K_SCALE_SIZE; k++) p.scales[k][r] = b.scales[k];
+    put_words(p.qs, b.qs, 32, r);
+}
+void put_row(block_q6_Kx16& p, int r, const block_q6_K& b) {
+    p.d[r] = b.d;
+    for (int g = 0; g < QK_K / 16; g++) p.scales[g][r] = b.scales[g];
+    put_words(p.ql, b.ql, 32, r);
+    put_words(p.qh, b.qh, 16, r);
+}
+
+// The nb block columns of a group; rows past rows_left stay zero.
+template <class Block, class Packed>
+void pack_group(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_bytes, uint8_t* d) {
+    auto* dst = reinterpret_cast<Packed*>(d);
     for (int64_t b = 0; b < nb; b++) {
         Packed& p = dst[b];
         if (rows_left < kPackRows) std::memset(&p, 0, sizeof p);
-        for (int r = 0; r < kPackRows && r < rows_left; r++) {
-            const auto* blk = reinterpret_cast<const Block*>(src + r * row_bytes) + b;
-            p.d[r] = blk->d;
-            for (int m = 0; m < Words; m++) {
-                uint32_t w;
-                std::memcpy(&w, reinterpret_cast<const uint8_t*>(blk->qs) + 4 * m, 4);
-                w ^= flip;
-                std::memcpy(p.qs[m][r], &w, 4);
-            }
-        }
+        for (int r = 0; r < kPackRows && r < rows_left; r++)
+            put_row(p, r, reinterpret_cast<const Block*>(src + r * row_bytes)[b]);
     }
 }
 
 // A group of 16 rows of `cols` float, half or bfloat16 values, column by column.
 template <class Elem>
 void pack_float_group(const uint8_t* src, int64_t rows_left, int64_t cols, size_t row_bytes,
-                      Elem* dst) {
+                      uint8_t* d) {
+    auto* dst = reinterpret_cast<Elem*>(d);
     if (rows_left < kPackRows) std::memset(dst, 0, sizeof(Elem) * kPackRows * cols);
     for (int r = 0; r < kPackRows && r < rows_left; r++) {
         const auto* row = reinterpret_cast<const Elem*>(src + r * row_bytes);
@@ -50,6 +75,8 @@ bool packable(Type t) {
         case Type::BF16:
         case Type::Q8_0:
         case Type::Q4_0:
+        case Type::Q4_K:
+        case Type::Q6_K:
             return true;
         default:
             return false;
@@ -61,24 +88,50 @@ size_t packed_group_size(Type t, int64_t cols) {
     return kPackRows * row_size(t, cols);
 }
 
+size_t packed_activation_size(Type t, int64_t cols) {
+    switch (t) {
+        case Type::Q8_0:
+        case Type::Q4_0:
+            return cols / QK8_0 * sizeof(block_q8_0c);
+        case Type::Q4_K:
+        case Type::Q6_K:
+            return row_size(Type::Q8_K, cols);
+        default:
+            if (!packable(t)) {
+                throw std::invalid_argument("packed_activation_size: type has no packed layout");
+            }
+            return cols * sizeof(float);
+    }
+}
+
 void pack_groups(Type t, const void* src, int64_t rows, int64_t cols, void* dst, int64_t g0,
                  int64_t g1) {
     const size_t row_bytes = row_size(t, cols), group_bytes = packed_group_size(t, cols);
-    const int64_t nb = cols / 32;  // block columns of Q4_0 and Q8_0
+    const int64_t nb = cols / block_size(t);
     for (int64_t g = g0; g < g1; g++) {
         const auto* s = static_cast<const uint8_t*>(src) + g * kPackRows * row_bytes;
         auto* d = static_cast<uint8_t*>(dst) + g * group_bytes;
         const int64_t left = rows - g * kPackRows;
-        if (t == Type::F32) {
-            pack_float_group(s, left, cols, row_bytes, reinterpret_cast<float*>(d));
-        } else if (t == Type::F16 || t == Type::BF16) {
-            pack_float_group(s, left, cols, row_bytes, reinterpret_cast<uint16_t*>(d));
-        } else if (t == Type::Q4_0) {
-            pack_group<block_q4_0, block_q4_0x16, 4>(s, left, nb, row_bytes,
-                                                     reinterpret_cast<block_q4_0x16*>(d), 0);
-        } else {
-            pack_group<block_q8_0, block_q8_0x16, 8>(
-                s, left, nb, row_bytes, reinterpret_cast<block_q8_0x16*>(d), 0x80808080u);
+        switch (t) {
+            case Type::F32:
+                pack_float_group<float>(s, left, cols, row_bytes, d);
+                break;
+            case Type::F16:
+            case Type::BF16:
+                pack_float_group<uint16_t>(s, left, cols, row_bytes, d);
+                break;
+            case Type::Q4_0:
+                pack_group<block_q4_0, block_q4_0x16>(s, left, nb, row_bytes, d);
+                break;
+            case Type::Q8_0:
+                pack_group<block_q8_0, block_q8_0x16>(s, left, nb, row_bytes, d);
+                break;
+            case Type::Q4_K:
+                pack_group<block_q4_K, block_q4_Kx16>(s, left, nb, row_bytes, d);
+                break;
+            default:  // Q6_K: packed_group_size has rejected the rest
+                pack_group<block_q6_K, block_q6_Kx16>(s, left, nb, row_bytes, d);
+                break;
         }
     }
 }

@@ -6,9 +6,9 @@
 // rows' values of a column together:
 // - F32, F16, BF16: column c is 16 values, row 0 first: one vector load is one column of all
 //   16 rows, and one FMA with the column's activation broadcast advances 16 row sums.
-// - Q4_0, Q8_0: within a block column, word m of every row sits side by side, so one 64-byte
-//   load is 4 bytes of each of the 16 rows: exactly a vpdpbusd operand whose int32 lane r
-//   sums row r.
+// - Q4_0, Q8_0, Q4_K, Q6_K: within a block column, word m (4 bytes) of every row sits side by
+//   side, so one 64-byte load is 4 bytes of each of the 16 rows: exactly a vpdpbusd operand
+//   whose int32 lane r sums row r. The per-row scales are side by side too (16 lanes).
 // The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned), so a
 // packed matrix takes the memory of the original.
 #pragma once
@@ -39,6 +39,27 @@ struct block_q8_0x16 {
 };
 static_assert(sizeof(block_q8_0x16) == 544);  // 16 Q8_0 blocks
 
+// One super-block column of 16 Q4_K rows: scales[k][r] = byte k of row r's 12 packed scale
+// bytes (get_scale_min_k4 reads them), qs[w][r] = bytes 4w..4w+3 of row r's qs: sub-block 2g's
+// values 4m..4m+3 in the low nibbles and sub-block 2g + 1's in the high ones, w = 8g + m.
+struct block_q4_Kx16 {
+    fp16_t d[kPackRows];
+    fp16_t dmin[kPackRows];
+    uint8_t scales[12][kPackRows];
+    uint8_t qs[32][kPackRows][4];
+};
+static_assert(sizeof(block_q4_Kx16) == 16 * 144);
+
+// One super-block column of 16 Q6_K rows: scales[g][r] = row r's scale of values 16g..16g+15,
+// ql[w][r] and qh[w][r] = bytes 4w..4w+3 of row r's ql and qh (quant.h: block_q6_K).
+struct block_q6_Kx16 {
+    fp16_t d[kPackRows];
+    int8_t scales[16][kPackRows];
+    uint8_t ql[32][kPackRows][4];
+    uint8_t qh[16][kPackRows][4];
+};
+static_assert(sizeof(block_q6_Kx16) == 16 * 210);
+
 // An activation block for the packed kernels: Q8_0's values (the same bytes
 // quantize_row_q8_0_ref writes), the scale already as float, and the integer correction of the
 // unsigned weight operand: c = -8 sum(qs) facing Q4_0 (levels q - 8 stored as q), -128 sum(qs)
@@ -50,8 +71,11 @@ struct block_q8_0c {
 };
 static_assert(sizeof(block_q8_0c) == 40);
 
-// True for the types that have a packed layout (F32, F16, BF16, Q4_0, Q8_0).
+// True for the types that have a packed layout (F32, F16, BF16, Q4_0, Q8_0, Q4_K, Q6_K).
 bool packable(Type t);
+// Bytes of one activation row of `cols` values as the packed kernels of weight type t read it:
+// floats for F32/F16/BF16, block_q8_0c for Q4_0/Q8_0, block_q8_K for Q4_K/Q6_K.
+size_t packed_activation_size(Type t, int64_t cols);
 // Bytes of one packed group of 16 rows of `cols` columns.
 size_t packed_group_size(Type t, int64_t cols);
 // Packs groups [g0, g1) of a matrix of `rows` rows (row_size(t, cols) bytes each, contiguous)

@@ -10,6 +10,7 @@
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
 #include "ggml-lite/simd_float.h"
+#include "ggml-lite/x86/packed_kquant_avx512.h"
 
 namespace ggml_lite {
 namespace {
@@ -770,8 +771,8 @@ constexpr Kernels kAvx512 = {
         {nullptr, packed_float_gemm<PackedBF16>},
         {quantize_q8_0c<128>, packed_gemm<PackedQ8>},
         {quantize_q8_0c<8>, packed_gemm<PackedQ4>},
-        {},
-        {},
+        {quantize_q8_K, avx512::packed_gemm_q4_K},
+        {quantize_q8_K, avx512::packed_gemm_q6_K},
         {},
     },
     attend<float, LoadF32<Arch>, LoadF32<Arch256>>,

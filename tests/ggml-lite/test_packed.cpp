@@ -22,8 +22,11 @@ const Kernels& ref() {
     return kernels_scalar();
 }
 
+// The types whose packed kernels read block_q8_0c activations, and the k-quants (block_q8_K).
 constexpr Type kQuantTypes[] = {Type::Q8_0, Type::Q4_0};
-constexpr Type kPackedTypes[] = {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0};
+constexpr Type kKQuantTypes[] = {Type::Q4_K, Type::Q6_K};
+constexpr Type kPackedTypes[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q8_0,
+                                 Type::Q4_0, Type::Q4_K, Type::Q6_K};
 
 // Every table with a packed path for `type`, the scalar reference first.
 std::vector<const Kernels*> packed_tables(Type type) {
@@ -41,7 +44,8 @@ std::vector<uint8_t> pack(Type type, const std::vector<uint8_t>& w, int64_t rows
     return out;
 }
 
-// What the packed kernel of `type` reads: block_q8_0c rows for Q4_0/Q8_0, else the floats.
+// What the packed kernel of `type` reads: block_q8_0c rows for Q4_0/Q8_0, block_q8_K rows for
+// the k-quants, else the floats.
 std::vector<uint8_t> activations(const Kernels& k, Type type, const std::vector<float>& x,
                                  int64_t tokens, int64_t cols) {
     const auto quantize = k.packed[type_index(type)].quantize;
@@ -49,9 +53,9 @@ std::vector<uint8_t> activations(const Kernels& k, Type type, const std::vector<
         const auto* b = reinterpret_cast<const uint8_t*>(x.data());
         return std::vector<uint8_t>(b, b + x.size() * sizeof(float));
     }
-    std::vector<uint8_t> out(tokens * (cols / 32) * sizeof(block_q8_0c));
-    for (int64_t t = 0; t < tokens; t++)
-        quantize(x.data() + t * cols, out.data() + t * (cols / 32) * sizeof(block_q8_0c), cols);
+    const size_t row = packed_activation_size(type, cols);
+    std::vector<uint8_t> out(tokens * row);
+    for (int64_t t = 0; t < tokens; t++) quantize(x.data() + t * cols, out.data() + t * row, cols);
     return out;
 }
 
@@ -119,6 +123,47 @@ TEST(Packed, QuantLayoutHoldsTheOriginalBytes) {
     }
 }
 
+// Q4_K and Q6_K: the scales, mins and scale bytes side by side per row, the quants as 4-byte
+// words of the original rows, so every byte of the original is in the group once; padding rows
+// are zero blocks.
+template <class Block, class Packed, class Check>
+void check_k_layout(Type type, Check check) {
+    const int64_t rows = 21, cols = 512;
+    const auto w = test::random_matrix(type, rows, cols, 4);
+    const auto p = pack(type, w, rows, cols);
+    const Block zero{};
+    for (int64_t r = 0; r < 32; r++) {
+        for (int64_t b = 0; b < cols / QK_K; b++) {
+            const uint8_t* group = p.data() + (r / kPackRows) * packed_group_size(type, cols);
+            const Block& orig =
+                r < rows ? reinterpret_cast<const Block*>(w.data() + r * row_size(type, cols))[b]
+                         : zero;
+            check(reinterpret_cast<const Packed*>(group)[b], static_cast<int>(r % kPackRows), orig);
+        }
+    }
+}
+
+uint8_t word_byte(const uint8_t (*words)[kPackRows][4], int i, int r) {
+    return words[i / 4][r][i % 4];
+}
+
+TEST(Packed, KQuantLayoutHoldsTheOriginalBytes) {
+    check_k_layout<block_q4_K, block_q4_Kx16>(
+        Type::Q4_K, [](const block_q4_Kx16& got, int i, const block_q4_K& orig) {
+            EXPECT_EQ(got.d[i], orig.d);
+            EXPECT_EQ(got.dmin[i], orig.dmin);
+            for (int k = 0; k < K_SCALE_SIZE; k++) EXPECT_EQ(got.scales[k][i], orig.scales[k]);
+            for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
+        });
+    check_k_layout<block_q6_K, block_q6_Kx16>(
+        Type::Q6_K, [](const block_q6_Kx16& got, int i, const block_q6_K& orig) {
+            EXPECT_EQ(got.d[i], orig.d);
+            for (int g = 0; g < QK_K / 16; g++) EXPECT_EQ(got.scales[g][i], orig.scales[g]);
+            for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.ql, k, i), orig.ql[k]);
+            for (int k = 0; k < QK_K / 4; k++) ASSERT_EQ(word_byte(got.qh, k, i), orig.qh[k]);
+        });
+}
+
 // The activation blocks: Q8_0's reference bytes, the scale as float, the right correction;
 // every table writes the scalar one's bytes.
 TEST(Packed, ActivationsAreQ8_0WithCorrection) {
@@ -145,14 +190,29 @@ TEST(Packed, ActivationsAreQ8_0WithCorrection) {
     }
 }
 
+// The k-quants' packed kernels read Q8_K's reference bytes.
+TEST(Packed, KQuantActivationsAreQ8_K) {
+    const int64_t cols = 512;
+    const auto x = test::random_floats(cols, 12, -3.0f, 3.0f);
+    std::vector<block_q8_K> want(cols / QK_K);
+    quantize_row_q8_K_ref(x.data(), want.data(), cols);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(want.data());
+    for (Type type : kKQuantTypes) {
+        for (const Kernels* k : packed_tables(type)) {
+            EXPECT_EQ(activations(*k, type, x, 1, cols),
+                      std::vector<uint8_t>(bytes, bytes + want.size() * sizeof(block_q8_K)))
+                << isa_name(k->isa) << ' ' << type_name(type);
+        }
+    }
+}
+
 // Every table's gemm gives the scalar one's bits for every tile shape, writes nothing outside
 // its tile, and agrees with vec_dot on the original rows within float tolerance.
 TEST(Packed, GemmMatchesScalarBitForBit) {
     const int64_t rows = 16, tokens = kPackTokens;
     for (Type type : kPackedTypes) {
-        const bool quant = traits(type).quantized;
         for (int64_t cols : {32, 96, 256, 2048, 7, 37, 172}) {
-            if (quant && cols % 32) continue;
+            if (cols % block_size(type)) continue;
             const auto w = test::random_matrix(type, rows, cols, 5);
             const auto p = pack(type, w, rows, cols);
             const auto x = test::random_floats(tokens * cols, 6);
@@ -192,6 +252,72 @@ TEST(Packed, GemmMatchesScalarBitForBit) {
                     }
                 }
             }
+        }
+    }
+}
+
+// The k-quants' integer sums at their extremes (every level and scale at its largest, the
+// activations at -128 and 127): no SIMD table may saturate or wrap where the scalar one does
+// not, and the scalar one is the dequantized rows' dot product.
+TEST(Packed, KQuantExtremes) {
+    const int64_t cols = 2 * QK_K, tokens = 3;
+    std::vector<block_q8_K> x(tokens * cols / QK_K);
+    for (int64_t t = 0; t < tokens; t++) {
+        for (int64_t b = 0; b < cols / QK_K; b++) {
+            block_q8_K& a = x[t * (cols / QK_K) + b];
+            a.d = 0.25f;
+            for (int i = 0; i < QK_K; i++)
+                a.qs[i] = static_cast<int8_t>(t == 0 ? -128 : t == 1 ? 127 : (i % 2 ? 127 : -128));
+            for (int g = 0; g < QK_K / 16; g++) {
+                int sum = 0;
+                for (int i = 0; i < 16; i++) sum += a.qs[16 * g + i];
+                a.bsums[g] = static_cast<int16_t>(sum);
+            }
+        }
+    }
+    std::vector<float> xf(tokens * cols);
+    dequantize_row_q8_K(x.data(), xf.data(), tokens * cols);
+    for (Type type : kKQuantTypes) {
+        const int64_t rows = kPackRows;
+        std::vector<uint8_t> w(rows * row_size(type, cols));
+        for (int64_t r = 0; r < rows; r++) {
+            uint8_t* row = w.data() + r * row_size(type, cols);
+            const uint8_t fill = r % 3 == 2 ? 0x00 : 0xff;  // every level 0 or every level max
+            for (int64_t b = 0; b < cols / QK_K; b++) {
+                if (type == Type::Q4_K) {
+                    auto& blk = reinterpret_cast<block_q4_K*>(row)[b];
+                    blk.d = fp32_to_fp16(1.0f);
+                    blk.dmin = fp32_to_fp16(r % 2 ? 0.5f : -2.0f);
+                    std::memset(blk.scales, 0xff, sizeof blk.scales);  // scales and mins 63
+                    std::memset(blk.qs, fill, sizeof blk.qs);
+                } else {
+                    auto& blk = reinterpret_cast<block_q6_K*>(row)[b];
+                    blk.d = fp32_to_fp16(r % 2 ? 1.0f : -0.5f);
+                    std::memset(blk.scales, r % 2 ? 0x80 : 0x7f, sizeof blk.scales);  // -128, 127
+                    std::memset(blk.ql, fill, sizeof blk.ql);
+                    std::memset(blk.qh, fill, sizeof blk.qh);
+                }
+            }
+        }
+        const auto p = pack(type, w, rows, cols);
+        const size_t xs = packed_activation_size(type, cols);
+        std::vector<float> want(tokens * rows), wf(cols);
+        ref().packed[type_index(type)].gemm(cols, p.data(), x.data(), xs, want.data(), rows, rows,
+                                            tokens);
+        for (int64_t r = 0; r < rows; r++) {
+            traits(type).to_float(w.data() + r * row_size(type, cols), wf.data(), cols);
+            for (int64_t t = 0; t < tokens; t++) {
+                double dot = 0;
+                for (int64_t c = 0; c < cols; c++) dot += double(wf[c]) * xf[t * cols + c];
+                EXPECT_NEAR(want[t * rows + r], dot, 1e-6 * std::fabs(dot) + 1e-3)
+                    << type_name(type) << " row " << r << " token " << t;
+            }
+        }
+        for (const Kernels* k : packed_tables(type)) {
+            std::vector<float> got(want.size());
+            k->packed[type_index(type)].gemm(cols, p.data(), x.data(), xs, got.data(), rows, rows,
+                                             tokens);
+            EXPECT_EQ(got, want) << isa_name(k->isa) << ' ' << type_name(type);
         }
     }
 }
@@ -248,25 +374,36 @@ TEST(Packed, MatmulPackedConsistent) {
     }
 }
 
+// Each matrix whose type the active table has a packed kernel for gets its packed copy (and
+// keeps it null otherwise: matmul then uses the original rows).
 TEST(Packed, PackWeightsPointsAtPackedRows) {
-    const auto w4 = test::random_matrix(Type::Q4_0, 40, 64, 9);
-    const auto w8 = test::random_matrix(Type::Q8_0, 17, 64, 10);
-    const auto wk = test::random_matrix(Type::Q4_K, 17, 256, 11);
-    Matrix a{Type::Q4_0, 40, 64, w4.data()}, b{Type::Q8_0, 17, 64, w8.data()},
-        c{Type::Q4_K, 17, 256, wk.data()};  // no packed layout
-    Matrix* all[] = {&a, &b, &c};
-    const PackedBuffer buf = pack_weights(all, 2);
-    EXPECT_EQ(c.packed, nullptr);
-    if (!kernels().packed[kQ4_0].gemm) {
-        EXPECT_EQ(a.packed, nullptr);
-        return;
+    struct Case {
+        Type type;
+        int64_t rows, cols;
+        std::vector<uint8_t> w;
+        Matrix m;
+    };
+    Case cases[] = {{Type::Q4_0, 40, 64, {}, {}},
+                    {Type::Q8_0, 17, 64, {}, {}},
+                    {Type::Q4_K, 17, 256, {}, {}},
+                    {Type::Q6_K, 33, 512, {}, {}},
+                    {Type::F16, 5, 40, {}, {}}};
+    std::vector<Matrix*> all;
+    for (Case& c : cases) {
+        c.w = test::random_matrix(c.type, c.rows, c.cols, 9);
+        c.m = Matrix{c.type, c.rows, c.cols, c.w.data()};
+        all.push_back(&c.m);
     }
-    ASSERT_NE(a.packed, nullptr);
-    ASSERT_NE(b.packed, nullptr);
-    EXPECT_EQ(0, std::memcmp(a.packed, pack(Type::Q4_0, w4, 40, 64).data(),
-                             3 * packed_group_size(Type::Q4_0, 64)));
-    EXPECT_EQ(0, std::memcmp(b.packed, pack(Type::Q8_0, w8, 17, 64).data(),
-                             2 * packed_group_size(Type::Q8_0, 64)));
+    const PackedBuffer buf = pack_weights(all, 2);
+    for (const Case& c : cases) {
+        if (!kernels().packed[type_index(c.type)].gemm) {
+            EXPECT_EQ(c.m.packed, nullptr) << type_name(c.type);
+            continue;
+        }
+        ASSERT_NE(c.m.packed, nullptr) << type_name(c.type);
+        const auto want = pack(c.type, c.w, c.rows, c.cols);
+        EXPECT_EQ(0, std::memcmp(c.m.packed, want.data(), want.size())) << type_name(c.type);
+    }
 }
 
 // ---- attention ----------------------------------------------------------------------------

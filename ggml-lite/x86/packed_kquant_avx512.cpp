@@ -1,0 +1,222 @@
+// AVX-512 VNNI kernels for packed Q4_K and Q6_K weights (packed.h: block_q4_Kx16, block_q6_Kx16)
+// against Q8_K activations.
+//
+// As for Q4_0: one int32 lane per row, one vpdpbusd advances 16 rows by 4 values with the
+// token's 4 activation bytes broadcast from memory. A super-block column is cut into 4 chunks of
+// 16 unsigned operands (64 values of every row), unpacked once for all tokens. Each sub-block's
+// integer dot is multiplied by its 16 rows' scales (vpmulld) into an exact integer sum per
+// super-block, so every result is the scalar reference's bits.
+//
+// Compiled with -mavx512*: only the two entry points have external linkage (see
+// kernels_avx512.cpp on why nothing else may be shared with the portable code).
+#include "ggml-lite/x86/packed_kquant_avx512.h"
+
+#include <immintrin.h>
+
+#include "ggml-lite/packed.h"
+#include "ggml-lite/quant.h"
+#include "ggml-lite/simd_float.h"
+
+namespace ggml_lite::avx512 {
+namespace {
+
+using FK = FloatKernels<xsimd::avx512bw>;
+
+constexpr int kChunks = 4;     // chunks of a super-block column
+constexpr int kChunkOps = 16;  // operands per chunk: 16 words of 4 values
+
+// Byte-wise on 16 rows: bits 6-7 of each byte moved to bits 4-5 (Q4_K's scale top bits).
+__m128i top2_to_bit4(__m128i v) {
+    return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(v, 6), _mm_set1_epi8(3)), 4);
+}
+
+// Q4_K: chunk c holds sub-blocks 2c (the low nibbles) and 2c + 1 (the high ones), 8 words each;
+// op[i] pairs with activation values 64c + 4i.., contiguous.
+struct Q4K {
+    using Block = block_q4_Kx16;
+    static constexpr int kSubs = 2;     // sub-blocks per chunk
+    static constexpr int kWords = 8;    // words per sub-block
+    static constexpr int kValues = 32;  // values per sub-block
+
+    // What a super-block column needs besides the quants: its 8 scales as int32 lanes and its
+    // 8 mins as int16 pairs (m_2i, m_2i+1) per lane, for vpdpwssd against pairs of
+    // activation sums.
+    struct Scales {
+        __m512i sc[8];
+        __m512i min_pairs[4];
+    };
+    static void scales(const Block& w, Scales& s) {
+        __m128i b[K_SCALE_SIZE];
+        for (int k = 0; k < K_SCALE_SIZE; k++)
+            b[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales[k]));
+        const __m128i low6 = _mm_set1_epi8(0x3f), low4 = _mm_set1_epi8(0x0f);
+        __m128i sc[8], m[8];  // get_scale_min_k4 on 16 rows at once
+        for (int j = 0; j < 4; j++) {
+            sc[j] = _mm_and_si128(b[j], low6);
+            m[j] = _mm_and_si128(b[j + 4], low6);
+            sc[j + 4] = _mm_or_si128(_mm_and_si128(b[j + 8], low4), top2_to_bit4(b[j]));
+            m[j + 4] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(b[j + 8], 4), low4),
+                                    top2_to_bit4(b[j + 4]));
+        }
+        for (int j = 0; j < 8; j++) s.sc[j] = _mm512_cvtepu8_epi32(sc[j]);
+        for (int i = 0; i < 4; i++) {
+            const __m256i pairs = _mm256_set_m128i(_mm_unpackhi_epi8(m[2 * i], m[2 * i + 1]),
+                                                   _mm_unpacklo_epi8(m[2 * i], m[2 * i + 1]));
+            s.min_pairs[i] = _mm512_cvtepu8_epi16(pairs);
+        }
+    }
+    static void chunk(const Block& w, int c, __m512i* op) {
+        const __m512i mask = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) {
+            const __m512i v = _mm512_loadu_si512(w.qs[8 * c + m]);
+            op[m] = _mm512_and_si512(v, mask);
+            op[8 + m] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+        }
+    }
+    static int sub(int c, int k) {
+        return 2 * c + k;
+    }
+    static __m512i sub_init(const block_q8_K&, int) {
+        return _mm512_setzero_si512();
+    }
+    static __m512i sub_scale(const Block&, const Scales& s, int sub) {
+        return s.sc[sub];
+    }
+    // The mins: sum_j m_j * (sum of sub-block j's activations), times -dmin * d_x.
+    static __m512 finish(const Block& w, const Scales& s, const block_q8_K& x, __m512 acc) {
+        alignas(16) int32_t pairs[4];  // sums of 32 activations (at most 4096), two per word
+        _mm_store_si128(
+            reinterpret_cast<__m128i*>(pairs),
+            _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)),
+                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8))));
+        __m512i msum = _mm512_setzero_si512();
+        for (int i = 0; i < 4; i++)
+            msum = _mm512_dpwssd_epi32(msum, s.min_pairs[i], _mm512_set1_epi32(pairs[i]));
+        const __m512 dmin =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.dmin)));
+        return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dmin, _mm512_set1_ps(x.d)),
+                                acc);
+    }
+};
+
+// Q6_K: chunk c = 2h + a holds the 6-bit levels of values 128h + 32k + 4m.. (k < 4,
+// m = 4a..4a+3): sub-blocks 8h + 2k + a, 4 words each. A level is the ql nibble plus two qh
+// bits shifted to bits 4-5.
+struct Q6K {
+    using Block = block_q6_Kx16;
+    static constexpr int kSubs = 4;
+    static constexpr int kWords = 4;
+    static constexpr int kValues = 16;
+
+    struct Scales {};  // read per chunk: 4 loads
+    static void scales(const Block&, Scales&) {}
+    static void chunk(const Block& w, int c, __m512i* op) {
+        const int h = c / 2, a = c % 2;
+        const __m512i low4 = _mm512_set1_epi8(0x0f), low2 = _mm512_set1_epi8(0x03);
+        const auto top = [&](__m512i qh, int shift) {
+            return _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, shift), low2), 4);
+        };
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            const int m = 4 * a + i;
+            const __m512i l0 = _mm512_loadu_si512(w.ql[16 * h + m]);      // values +0, +64
+            const __m512i l1 = _mm512_loadu_si512(w.ql[16 * h + 8 + m]);  // values +32, +96
+            const __m512i qh = _mm512_loadu_si512(w.qh[8 * h + m]);
+            op[i] = _mm512_or_si512(_mm512_and_si512(l0, low4), top(qh, 0));
+            op[4 + i] = _mm512_or_si512(_mm512_and_si512(l1, low4), top(qh, 2));
+            op[8 + i] =
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l0, 4), low4), top(qh, 4));
+            op[12 + i] =
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l1, 4), low4), top(qh, 6));
+        }
+    }
+    static int sub(int c, int k) {
+        return 8 * (c / 2) + 2 * k + c % 2;
+    }
+    // The levels are q - 32: each sub-block's dot starts at -32 times its activations' sum.
+    static __m512i sub_init(const block_q8_K& x, int sub) {
+        return _mm512_set1_epi32(-32 * x.bsums[sub]);
+    }
+    static __m512i sub_scale(const Block& w, const Scales&, int sub) {
+        return _mm512_cvtepi8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales[sub])));
+    }
+    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) {
+        return acc;
+    }
+};
+
+template <class K, int NT>
+void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
+          int64_t y_stride, __mmask16 rows) {
+    using Block = typename K::Block;
+    const auto act = [&](int t, int64_t b) -> const block_q8_K& {
+        return reinterpret_cast<const block_q8_K*>(x + t * x_stride)[b];
+    };
+    __m512 acc[NT];
+    for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        // The next super-block column (2-3 KiB), a lead on top of the hardware prefetchers.
+        const char* next = reinterpret_cast<const char*>(w + b + 1);
+        for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(next + off, _MM_HINT_T0);
+        typename K::Scales s;
+        K::scales(w[b], s);
+        __m512i isum[NT];
+        for (int t = 0; t < NT; t++) isum[t] = _mm512_setzero_si512();
+        for (int c = 0; c < kChunks; c++) {
+            __m512i op[kChunkOps];
+            K::chunk(w[b], c, op);
+#pragma GCC unroll 4
+            for (int k = 0; k < K::kSubs; k++) {
+                const int sub = K::sub(c, k);
+                const __m512i sc = K::sub_scale(w[b], s, sub);
+#pragma GCC unroll 16
+                for (int t = 0; t < NT; t++) {
+                    const int8_t* xq = act(t, b).qs + K::kValues * sub;
+                    __m512i dot = K::sub_init(act(t, b), sub);
+#pragma GCC unroll 8
+                    for (int i = 0; i < K::kWords; i++) {
+                        int32_t v;
+                        __builtin_memcpy(&v, xq + 4 * i, 4);
+                        dot = _mm512_dpbusd_epi32(dot, op[K::kWords * k + i], _mm512_set1_epi32(v));
+                    }
+                    isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot, sc));
+                }
+            }
+        }
+        const __m512 wd =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].d)));
+        for (int t = 0; t < NT; t++) {
+            const block_q8_K& xb = act(t, b);
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
+                                     _mm512_mul_ps(wd, _mm512_set1_ps(xb.d)), acc[t]);
+            acc[t] = K::finish(w[b], s, xb, acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * y_stride, rows, acc[t]);
+}
+
+template <class K>
+void gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y, int64_t y_stride,
+          int nr, int nt) {
+    const auto rows = static_cast<__mmask16>((1u << nr) - 1);
+    const auto* wb = static_cast<const typename K::Block*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    FK::with_count<kPackTokens>(
+        nt, [&]<int NT>() { tile<K, NT>(n / QK_K, wb, xb, x_stride, y, y_stride, rows); });
+}
+
+}  // namespace
+
+void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    gemm<Q4K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    gemm<Q6K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+}  // namespace ggml_lite::avx512
