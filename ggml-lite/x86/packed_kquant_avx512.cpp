@@ -157,14 +157,17 @@ void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_str
     __m512 acc[NT];
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        // The next super-block column (2-3 KiB), a lead on top of the hardware prefetchers.
-        const char* next = reinterpret_cast<const char*>(w + b + 1);
-        for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(next + off, _MM_HINT_T0);
         typename K::Scales s;
         K::scales(w[b], s);
         __m512i isum[NT];
         for (int t = 0; t < NT; t++) isum[t] = _mm512_setzero_si512();
         for (int c = 0; c < kChunks; c++) {
+            // A quarter of the next super-block column (2-3 KiB ahead), spread over the work: a
+            // lead on top of the hardware prefetchers.
+            constexpr size_t kQuarter = sizeof(Block) / kChunks;
+            const char* next = reinterpret_cast<const char*>(w + b + 1) + c * kQuarter;
+#pragma GCC unroll 16
+            for (size_t off = 0; off < kQuarter; off += 64) _mm_prefetch(next + off, _MM_HINT_T0);
             __m512i op[kChunkOps];
             K::chunk(w[b], c, op);
 #pragma GCC unroll 4
