@@ -187,13 +187,19 @@ struct Q4Weights {
     }
 };
 
-// Every cache line of [p, p + Bytes): one prefetch per 64 bytes and one for the last byte.
-template <size_t Bytes>
+// Every cache line of [p, p + Bytes): one prefetch per 64 bytes and one for the last byte,
+// into L1 (Locality 3, prefetcht0) or L2 (2, prefetcht1).
+template <size_t Bytes, int Locality = 3>
 void prefetch_range(const uint8_t* p) {
-    const char* c = reinterpret_cast<const char*>(p);
-    for (size_t off = 0; off < Bytes; off += 64) _mm_prefetch(c + off, _MM_HINT_T0);
-    _mm_prefetch(c + Bytes - 1, _MM_HINT_T0);
+    for (size_t off = 0; off < Bytes; off += 64) __builtin_prefetch(p + off, 0, Locality);
+    __builtin_prefetch(p + Bytes - 1, 0, Locality);
 }
+
+// How far ahead the packed kernels also prefetch their weights into L2. A core has only 16
+// L1 fill buffers, too few to keep the memory busy at its latency; prefetches into L2 hold
+// none, so these keep more lines in flight (Q4_0 decode at 1 thread: 78% of the probe
+// without, 89-100% with; docs/PERF.md).
+constexpr size_t kFarAhead = 16384;
 
 // NR weight rows × NT activation rows. Per pair: one float accumulator fed step by step in
 // order and reduced at the end: the same sequence whatever the tile, so a tile element equals
@@ -326,8 +332,9 @@ struct PackedQ8 {  // stored as w + 128 already
 template <class P, int NT>
 void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
                  float* y, int64_t y_stride, __mmask16 rows) {
-    // Blocks ahead to prefetch: the group is one contiguous stream, but a few blocks of lead
-    // keep enough lines in flight when one thread streams alone.
+    // Blocks ahead to prefetch into L1 (and kFarAhead bytes into L2): the group is one
+    // contiguous stream, but the lead keeps enough lines in flight when one thread streams
+    // alone.
     constexpr int64_t kAhead = 8;
     // Tokens whose vpdpbusd chains are interleaved: a chain is 8 dependent instructions of
     // latency 5, so four side by side keep both vector ports busy.
@@ -335,7 +342,9 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
     __m512 acc[NT];
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_range<sizeof(typename P::Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
+        const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
+        prefetch_range<sizeof(typename P::Block)>(wb + kAhead * sizeof(typename P::Block));
+        prefetch_range<sizeof(typename P::Block), 2>(wb + kFarAhead);
         __m512i op[8];
         P::load(w[b], op);
         const __m512 wd =
@@ -429,10 +438,12 @@ void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, s
     }
     int64_t c = 0;
     for (; c + 4 <= n; c += 4) {
-        // Every line 2 KiB ahead, as the bandwidth probe reads: a lead on top of the hardware
+        // Every line 2 KiB ahead into L1 and kFarAhead into L2: a lead on top of the hardware
         // prefetchers.
-        prefetch_range<4 * kPackRows * sizeof(typename P::Elem)>(
-            reinterpret_cast<const uint8_t*>(w + c * kPackRows) + 2048);
+        constexpr size_t kStep = 4 * kPackRows * sizeof(typename P::Elem);
+        const auto* wc = reinterpret_cast<const uint8_t*>(w + c * kPackRows);
+        prefetch_range<kStep>(wc + 2048);
+        prefetch_range<kStep, 2>(wc + kFarAhead);
         __m512 wv[4];
         for (int k = 0; k < 4; k++) wv[k] = P::load(w + (c + k) * kPackRows);
         for (int t = 0; t < NT; t++) {

@@ -22,6 +22,9 @@ namespace {
 
 using FK = FloatKernels<xsimd::avx512bw>;
 
+// Bytes ahead the weights are also prefetched into L2, as kernels_avx512.cpp's packed kernels
+// do (see kFarAhead there).
+constexpr size_t kFarAhead = 16384;
 constexpr int kChunks = 4;     // chunks of a super-block column
 constexpr int kChunkOps = 16;  // operands per chunk: 16 words of 4 values
 
@@ -162,12 +165,16 @@ void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_str
         __m512i isum[NT];
         for (int t = 0; t < NT; t++) isum[t] = _mm512_setzero_si512();
         for (int c = 0; c < kChunks; c++) {
-            // A quarter of the next super-block column (2-3 KiB ahead), spread over the work: a
-            // lead on top of the hardware prefetchers.
+            // A quarter of the next super-block column (2-3 KiB ahead) into L1, and a quarter
+            // of the column kFarAhead bytes ahead into L2, spread over the work: a lead on top
+            // of the hardware prefetchers.
             constexpr size_t kQuarter = sizeof(Block) / kChunks;
-            const char* next = reinterpret_cast<const char*>(w + b + 1) + c * kQuarter;
+            const char* here = reinterpret_cast<const char*>(w + b) + c * kQuarter;
 #pragma GCC unroll 16
-            for (size_t off = 0; off < kQuarter; off += 64) _mm_prefetch(next + off, _MM_HINT_T0);
+            for (size_t off = 0; off < kQuarter; off += 64) {
+                _mm_prefetch(here + sizeof(Block) + off, _MM_HINT_T0);
+                _mm_prefetch(here + kFarAhead + off, _MM_HINT_T1);
+            }
             __m512i op[kChunkOps];
             K::chunk(w[b], c, op);
 #pragma GCC unroll 4
