@@ -12,6 +12,7 @@
 
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/quant.h"
+#include "ggml-lite/quant_tiles.h"
 #if !defined(LILA_NEON_DOTPROD_TU)
 #include "ggml-lite/simd_float.h"
 #endif
@@ -62,68 +63,28 @@ struct Q4Weights {
     }
 };
 
-// NR weight rows × NT activation rows. Per pair: one float accumulator fed block by block in
-// order and reduced at the end: the same sequence whatever the tile, so a tile element equals
-// vec_dot.
-template <class Q, int NR, int NT>
-void q_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, size_t x_stride,
-             float* y, int64_t y_stride) {
-    using Block = typename Q::Block;
-    float32x4_t acc[NR][NT];
-    for (int r = 0; r < NR; r++) {
-        for (int t = 0; t < NT; t++) acc[r][t] = vdupq_n_f32(0.0f);
-    }
-    for (int64_t b = 0; b < n / QK8_0; b++) {
-        // Rows are short streams, too short for the hardware prefetchers to ramp up on; fetch
-        // the same place in the next NR rows, the ones matmul hands over next.
-        for (int r = 0; r < NR; r++) {
-            __builtin_prefetch(w + (r + NR) * w_stride + b * sizeof(Block));
-        }
-        Operand xo[NT];
+// Q8_0 or Q4_0 weights W: one block a step; each token's operand is loaded once for all rows.
+template <class W>
+struct QStep : TileStep<typename W::Block, block_q8_0, 1, 2, false> {
+    using Act = Operand;
+    static Operand act(const block_q8_0* x) { return Q8Weights::load(x); }
+    struct Acc {
+        float32x4_t v = vdupq_n_f32(0.0f);
+        float total() const { return vaddvq_f32(v); }
+    };
+    template <int NT>
+    static void step(const typename W::Block& w, const Operand* x, Acc* acc) {
+        const Operand wo = W::load(&w);
         for (int t = 0; t < NT; t++) {
-            xo[t] = Q8Weights::load(reinterpret_cast<const block_q8_0*>(x + t * x_stride) + b);
-        }
-        for (int r = 0; r < NR; r++) {
-            const Operand wo = Q::load(reinterpret_cast<const Block*>(w + r * w_stride) + b);
-            for (int t = 0; t < NT; t++) {
-                const int32x4_t s =
-                    dot_bytes(dot_bytes(vdupq_n_s32(0), wo.lo, xo[t].lo), wo.hi, xo[t].hi);
-                acc[r][t] = vfmaq_n_f32(acc[r][t], vcvtq_f32_s32(s), wo.d * xo[t].d);
-            }
+            const int32x4_t s =
+                dot_bytes(dot_bytes(vdupq_n_s32(0), wo.lo, x[t].lo), wo.hi, x[t].hi);
+            acc[t].v = vfmaq_n_f32(acc[t].v, vcvtq_f32_s32(s), wo.d * x[t].d);
         }
     }
-    for (int r = 0; r < NR; r++) {
-        for (int t = 0; t < NT; t++) y[t * y_stride + r] = vaddvq_f32(acc[r][t]);
-    }
-}
-
-template <class Q, int NR>
-void q_rows(int64_t n, const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, float* y,
-            int64_t ys, int nt) {
-    int t = 0;
-    for (; t + 2 <= nt; t += 2) q_block<Q, NR, 2>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
-    if (t < nt) q_block<Q, NR, 1>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
-}
-
-template <class Q>
-void q_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
-                 float* y, int64_t y_stride, int nr, int nt) {
-    const auto* wb = static_cast<const uint8_t*>(w);
-    const auto* xb = static_cast<const uint8_t*>(x);
-    int r = 0;
-    for (; r + 4 <= nr; r += 4)
-        q_rows<Q, 4>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
-    for (; r < nr; r++)
-        q_rows<Q, 1>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
-}
-
-template <class Q>
-float q_vec_dot(int64_t n, const void* w, const void* x) {
-    float y;
-    q_block<Q, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y,
-                     0);
-    return y;
-}
+    // One fetch a step: the blocks are contiguous and shorter than a cache line (18 or 34
+    // bytes), so their first bytes, step after step, reach every line of the next rows.
+    static void prefetch(const uint8_t* p) { __builtin_prefetch(p); }
+};
 
 // ---- k-quant dot products: Q4_K and Q6_K against Q8_K --------------------------------------
 //
@@ -131,20 +92,6 @@ float q_vec_dot(int64_t n, const void* w, const void* x) {
 // sub-block's byte dot product is multiplied by its integer scale in int32, so a super-block is
 // an exact integer sum before its float scales, as in the scalar reference. Q4_K's mins meet
 // the activations only through their sums, Q8_K's bsums.
-
-// A Q4_K block's 6-bit scales and mins as bytes: sc[0..7] then m[0..7] (get_scale_min_k4 on
-// four words at once).
-void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
-    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kTop2 = 0x03030303;
-    uint32_t u[4];
-    std::memcpy(u, packed, K_SCALE_SIZE);
-    u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kTop2) << 4);  // m[4..7]
-    const uint32_t m_lo = u[1] & kLow6;                           // m[0..3]
-    u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kTop2) << 4);         // sc[4..7]
-    u[2] = m_lo;
-    u[0] &= kLow6;  // sc[0..3]
-    std::memcpy(out, u, 16);
-}
 
 // sum over two 16-byte halves of a * b, in four int32 lanes.
 int32x4_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
@@ -154,8 +101,7 @@ int32x4_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
 // Each step is one weight super-block against NT tokens' activation blocks: the weights are
 // unpacked once for all of them (prefill), and each token's sums run exactly as they would
 // alone, so results do not depend on NT.
-struct Q4K {
-    using Block = block_q4_K;
+struct Q4K : SuperBlockStep<block_q4_K> {
     // One row's sums so far for one token: lane 0 the scales part, lane 1 the (negated) mins.
     struct Acc {
         float32x2_t v = vdup_n_f32(0.0f);
@@ -196,8 +142,7 @@ struct Q4K {
     }
 };
 
-struct Q6K {
-    using Block = block_q6_K;
+struct Q6K : SuperBlockStep<block_q6_K> {
     struct Acc {
         float32x2_t v = vdup_n_f32(0.0f);  // both lanes carry the sum
         float total() const { return vget_lane_f32(v, 0); }
@@ -239,60 +184,6 @@ struct Q6K {
         }
     }
 };
-
-// NR weight rows × NT tokens, each pair's super-blocks in order, so a pair's result does not
-// depend on NR or NT (gemm_tile equals vec_dot).
-template <class K, int NR, int NT>
-void k_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, size_t x_stride,
-             float* y, int64_t y_stride) {
-    using Block = typename K::Block;
-    typename K::Acc acc[NR][NT];
-    for (int64_t b = 0; b < n / QK_K; b++) {
-        const block_q8_K* xb[NT];
-        for (int t = 0; t < NT; t++) {
-            xb[t] = reinterpret_cast<const block_q8_K*>(x + t * x_stride) + b;
-        }
-        for (int r = 0; r < NR; r++) {
-            const uint8_t* block = w + r * w_stride + b * sizeof(Block);
-            // As the 32-blocks do: fetch the same block of the next tile's rows, every line.
-            const uint8_t* ahead = block + NR * w_stride;
-            for (size_t off = 0; off < sizeof(Block); off += 64) __builtin_prefetch(ahead + off);
-            __builtin_prefetch(ahead + sizeof(Block) - 1);
-            K::template step<NT>(*reinterpret_cast<const Block*>(block), xb, acc[r]);
-        }
-    }
-    for (int r = 0; r < NR; r++) {
-        for (int t = 0; t < NT; t++) y[t * y_stride + r] = acc[r][t].total();
-    }
-}
-
-template <class K, int NR>
-void k_rows(int64_t n, const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, float* y,
-            int64_t ys, int nt) {
-    int t = 0;
-    for (; t + 2 <= nt; t += 2) k_block<K, NR, 2>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
-    if (t < nt) k_block<K, NR, 1>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
-}
-
-template <class K>
-void k_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
-                 float* y, int64_t y_stride, int nr, int nt) {
-    const auto* wb = static_cast<const uint8_t*>(w);
-    const auto* xb = static_cast<const uint8_t*>(x);
-    int r = 0;
-    for (; r + 4 <= nr; r += 4)
-        k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
-    for (; r < nr; r++)
-        k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
-}
-
-template <class K>
-float k_vec_dot(int64_t n, const void* w, const void* x) {
-    float y;
-    k_block<K, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y,
-                     0);
-    return y;
-}
 
 #if !defined(LILA_NEON_DOTPROD_TU)
 
@@ -383,10 +274,11 @@ constexpr Kernels kNeon = {
         {FK::vec_dot<LoadF32<Arch>>, f32_from_float, FK::gemm_tile<LoadF32<Arch>>},
         {FK::vec_dot<LoadF16>, nullptr, FK::gemm_tile<LoadF16>},
         {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
-        {q_vec_dot<Q8Weights>, quantize_q8_0, q_gemm_tile<Q8Weights>},
-        {q_vec_dot<Q4Weights>, nullptr, q_gemm_tile<Q4Weights>},
-        {k_vec_dot<Q4K>, nullptr, k_gemm_tile<Q4K>},
-        {k_vec_dot<Q6K>, nullptr, k_gemm_tile<Q6K>},
+        {QuantTiles<QStep<Q8Weights>>::vec_dot, quantize_q8_0,
+         QuantTiles<QStep<Q8Weights>>::gemm_tile},
+        {QuantTiles<QStep<Q4Weights>>::vec_dot, nullptr, QuantTiles<QStep<Q4Weights>>::gemm_tile},
+        {QuantTiles<Q4K>::vec_dot, nullptr, QuantTiles<Q4K>::gemm_tile},
+        {QuantTiles<Q6K>::vec_dot, nullptr, QuantTiles<Q6K>::gemm_tile},
         {nullptr, quantize_q8_K, nullptr},
     },
     FK::rmsnorm,
@@ -420,14 +312,14 @@ const Kernels* kernels_neon_dotprod() {
     static const Kernels table = [] {
         Kernels k = *kernels_neon();
         k.isa = Isa::NeonDotprod;
-        k.types[kQ8_0].vec_dot = q_vec_dot<Q8Weights>;
-        k.types[kQ8_0].gemm_tile = q_gemm_tile<Q8Weights>;
-        k.types[kQ4_0].vec_dot = q_vec_dot<Q4Weights>;
-        k.types[kQ4_0].gemm_tile = q_gemm_tile<Q4Weights>;
-        k.types[kQ4_K].vec_dot = k_vec_dot<Q4K>;
-        k.types[kQ4_K].gemm_tile = k_gemm_tile<Q4K>;
-        k.types[kQ6_K].vec_dot = k_vec_dot<Q6K>;
-        k.types[kQ6_K].gemm_tile = k_gemm_tile<Q6K>;
+        k.types[kQ8_0].vec_dot = QuantTiles<QStep<Q8Weights>>::vec_dot;
+        k.types[kQ8_0].gemm_tile = QuantTiles<QStep<Q8Weights>>::gemm_tile;
+        k.types[kQ4_0].vec_dot = QuantTiles<QStep<Q4Weights>>::vec_dot;
+        k.types[kQ4_0].gemm_tile = QuantTiles<QStep<Q4Weights>>::gemm_tile;
+        k.types[kQ4_K].vec_dot = QuantTiles<Q4K>::vec_dot;
+        k.types[kQ4_K].gemm_tile = QuantTiles<Q4K>::gemm_tile;
+        k.types[kQ6_K].vec_dot = QuantTiles<Q6K>::vec_dot;
+        k.types[kQ6_K].gemm_tile = QuantTiles<Q6K>::gemm_tile;
         return k;
     }();
     return &table;

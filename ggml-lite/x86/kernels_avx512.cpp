@@ -9,6 +9,7 @@
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
+#include "ggml-lite/quant_tiles.h"
 #include "ggml-lite/simd_float.h"
 #include "ggml-lite/x86/packed_kquant_avx512.h"
 
@@ -201,88 +202,27 @@ void prefetch_range(const uint8_t* p) {
 // without, 89-100% with; docs/PERF.md).
 constexpr size_t kFarAhead = 16384;
 
-// NR weight rows × NT activation rows. Per pair: one float accumulator fed step by step in
-// order and reduced at the end: the same sequence whatever the tile, so a tile element equals
-// vec_dot.
-template <class Q, int NR, int NT>
-void q_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, size_t x_stride,
-             float* y, int64_t y_stride) {
-    constexpr size_t wb = sizeof(typename Q::Block);
-    const int64_t nb = n / QK8_0;
-    __m512 acc[NR][NT];
-    for (int r = 0; r < NR; r++) {
-        for (int t = 0; t < NT; t++) acc[r][t] = _mm512_setzero_ps();
+// Q8_0 or Q4_0 weights W: kStep blocks a step; each token's operand is loaded once for all
+// rows.
+template <class W>
+struct QStep : TileStep<typename W::Block, block_q8_0, kStep, 2, false> {
+    using Act = Operand;
+    static Operand act(const block_q8_0* x) {
+        return W::Act::load(reinterpret_cast<const uint8_t*>(x));
     }
-    const auto step = [&](const uint8_t* const* wp, const uint8_t* const* xp) {
-        Operand xo[NT];
-        for (int t = 0; t < NT; t++) xo[t] = Q::Act::load(xp[t]);
-        for (int r = 0; r < NR; r++) {
-            const Operand wo = Q::load(wp[r]);
-            for (int t = 0; t < NT; t++) {
-                const __m512 sum = _mm512_cvtepi32_ps(Q::dot(wo, xo[t]));
-                acc[r][t] = _mm512_fmadd_ps(sum, _mm512_mul_ps(wo.d, xo[t].d), acc[r][t]);
-            }
-        }
+    struct Acc {
+        __m512 v = _mm512_setzero_ps();
+        float total() const { return _mm512_reduce_add_ps(v); }
     };
-    const uint8_t* wp[NR];
-    const uint8_t* xp[NT];
-    int64_t b = 0;
-    for (; b + kStep <= nb; b += kStep) {
-        for (int r = 0; r < NR; r++) wp[r] = w + r * w_stride + b * wb;
-        for (int t = 0; t < NT; t++) xp[t] = x + t * x_stride + b * kQ8;
-        // Rows are short streams (a 2048-column Q4_0 row is 18 cache lines), too short for
-        // the hardware prefetchers to ramp up on; fetch the same place in the next NR rows,
-        // the ones matmul hands over next, one tile ahead.
-        for (int r = 0; r < NR; r++) prefetch_range<kStep * wb>(wp[r] + NR * w_stride);
-        step(wp, xp);
-    }
-    if (b < nb) {
-        // The last 1-3 blocks, copied next to zero blocks (scale 0, quants 0) that add nothing.
-        alignas(64) uint8_t wtail[NR][kStep * wb] = {};
-        alignas(64) uint8_t xtail[NT][kStep * kQ8] = {};
-        const size_t k = static_cast<size_t>(nb - b);
-        for (int r = 0; r < NR; r++) {
-            __builtin_memcpy(wtail[r], w + r * w_stride + b * wb, k * wb);
-            wp[r] = wtail[r];
-        }
+    template <int NT>
+    static void step(const typename W::Block& w, const Operand* x, Acc* acc) {
+        const Operand wo = W::load(reinterpret_cast<const uint8_t*>(&w));
         for (int t = 0; t < NT; t++) {
-            __builtin_memcpy(xtail[t], x + t * x_stride + b * kQ8, k * kQ8);
-            xp[t] = xtail[t];
+            const __m512 sum = _mm512_cvtepi32_ps(W::dot(wo, x[t]));
+            acc[t].v = _mm512_fmadd_ps(sum, _mm512_mul_ps(wo.d, x[t].d), acc[t].v);
         }
-        step(wp, xp);
     }
-    for (int r = 0; r < NR; r++) {
-        for (int t = 0; t < NT; t++) y[t * y_stride + r] = _mm512_reduce_add_ps(acc[r][t]);
-    }
-}
-
-template <class Q, int NR>
-void q_rows(int64_t n, const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, float* y,
-            int64_t ys, int nt) {
-    int t = 0;
-    for (; t + 2 <= nt; t += 2) q_block<Q, NR, 2>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
-    if (t < nt) q_block<Q, NR, 1>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
-}
-
-template <class Q>
-void q_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
-                 float* y, int64_t y_stride, int nr, int nt) {
-    const auto* wb = static_cast<const uint8_t*>(w);
-    const auto* xb = static_cast<const uint8_t*>(x);
-    int r = 0;
-    for (; r + 4 <= nr; r += 4)
-        q_rows<Q, 4>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
-    for (; r < nr; r++)
-        q_rows<Q, 1>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
-}
-
-template <class Q>
-float q_vec_dot(int64_t n, const void* w, const void* x) {
-    float y;
-    q_block<Q, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y,
-                     0);
-    return y;
-}
+};
 
 // ---- Packed weights (packed.h) ----------------------------------------------------------------
 //
@@ -554,20 +494,6 @@ void quantize_q8_K(const float* x, void* vy, int64_t n) {
 // through their sums, Q8_K's bsums, once per super-block. So each super-block is an exact
 // integer sum before its float scales, as in the scalar reference.
 
-// A Q4_K block's 6-bit scales and mins as bytes: sc[0..7] then m[0..7] (get_scale_min_k4 on
-// four words at once).
-void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
-    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kTop2 = 0x03030303;
-    uint32_t u[4];
-    __builtin_memcpy(u, packed, K_SCALE_SIZE);
-    u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kTop2) << 4);  // m[4..7]
-    const uint32_t m_lo = u[1] & kLow6;                           // m[0..3]
-    u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kTop2) << 4);         // sc[4..7]
-    u[2] = m_lo;
-    u[0] &= kLow6;  // sc[0..3]
-    __builtin_memcpy(out, u, 16);
-}
-
 // The word index of sub-block 2g's scale for the low 16 int16 lanes of the 64 values
 // 64g..64g+63, of sub-block 2g + 1's for the high 16.
 struct Q4ScaleIndex {
@@ -582,8 +508,7 @@ struct Q4ScaleIndex {
 // Each step is one weight super-block against NT tokens' activation blocks: the weights are
 // unpacked once for all of them (prefill), and each token's sums run exactly as they would
 // alone, so results do not depend on NT.
-struct Q4K {
-    using Block = block_q4_K;
+struct Q4K : SuperBlockStep<block_q4_K> {
     // One row's sums so far for one token: scales part (16 lanes) and mins part (4 lanes).
     struct Acc {
         __m512 s = _mm512_setzero_ps();
@@ -648,8 +573,7 @@ struct Q6ScaleIndex {
     }
 };
 
-struct Q6K {
-    using Block = block_q6_K;
+struct Q6K : SuperBlockStep<block_q6_K> {
     struct Acc {
         __m512 s = _mm512_setzero_ps();
         float total() const { return _mm512_reduce_add_ps(s); }
@@ -701,58 +625,6 @@ struct Q6K {
     }
 };
 
-// NR weight rows × NT tokens, each pair's super-blocks in order, so a pair's result does not
-// depend on NR or NT (gemm_tile equals vec_dot).
-template <class K, int NR, int NT>
-void k_block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x, size_t x_stride,
-             float* y, int64_t y_stride) {
-    using Block = typename K::Block;
-    typename K::Acc acc[NR][NT];
-    for (int64_t b = 0; b < n / QK_K; b++) {
-        const block_q8_K* xb[NT];
-        for (int t = 0; t < NT; t++) {
-            xb[t] = reinterpret_cast<const block_q8_K*>(x + t * x_stride) + b;
-        }
-        for (int r = 0; r < NR; r++) {
-            const uint8_t* block = w + r * w_stride + b * sizeof(Block);
-            // As the 32-blocks do: fetch the same block of the next tile's rows.
-            prefetch_range<sizeof(Block)>(block + NR * w_stride);
-            K::template step<NT>(*reinterpret_cast<const Block*>(block), xb, acc[r]);
-        }
-    }
-    for (int r = 0; r < NR; r++) {
-        for (int t = 0; t < NT; t++) y[t * y_stride + r] = acc[r][t].total();
-    }
-}
-
-template <class K, int NR>
-void k_rows(int64_t n, const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, float* y,
-            int64_t ys, int nt) {
-    int t = 0;
-    for (; t + 2 <= nt; t += 2) k_block<K, NR, 2>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
-    if (t < nt) k_block<K, NR, 1>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
-}
-
-template <class K>
-void k_gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
-                 float* y, int64_t y_stride, int nr, int nt) {
-    const auto* wb = static_cast<const uint8_t*>(w);
-    const auto* xb = static_cast<const uint8_t*>(x);
-    int r = 0;
-    for (; r + 4 <= nr; r += 4)
-        k_rows<K, 4>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
-    for (; r < nr; r++)
-        k_rows<K, 1>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
-}
-
-template <class K>
-float k_vec_dot(int64_t n, const void* w, const void* x) {
-    float y;
-    k_block<K, 1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y,
-                     0);
-    return y;
-}
-
 void f32_from_float(const float* x, void* y, int64_t n) {
     auto* out = static_cast<float*>(y);
     for (int64_t i = 0; i < n; i++) out[i] = x[i];
@@ -764,10 +636,11 @@ constexpr Kernels kAvx512 = {
         {FK::vec_dot<LoadF32<Arch>>, f32_from_float, FK::gemm_tile<LoadF32<Arch>>},
         {FK::vec_dot<LoadF16>, nullptr, FK::gemm_tile<LoadF16>},
         {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
-        {q_vec_dot<Q8Weights>, quantize_q8_0, q_gemm_tile<Q8Weights>},
-        {q_vec_dot<Q4Weights>, nullptr, q_gemm_tile<Q4Weights>},
-        {k_vec_dot<Q4K>, nullptr, k_gemm_tile<Q4K>},
-        {k_vec_dot<Q6K>, nullptr, k_gemm_tile<Q6K>},
+        {QuantTiles<QStep<Q8Weights>>::vec_dot, quantize_q8_0,
+         QuantTiles<QStep<Q8Weights>>::gemm_tile},
+        {QuantTiles<QStep<Q4Weights>>::vec_dot, nullptr, QuantTiles<QStep<Q4Weights>>::gemm_tile},
+        {QuantTiles<Q4K>::vec_dot, nullptr, QuantTiles<Q4K>::gemm_tile},
+        {QuantTiles<Q6K>::vec_dot, nullptr, QuantTiles<Q6K>::gemm_tile},
         {nullptr, quantize_q8_K, nullptr},
     },
     FK::rmsnorm,

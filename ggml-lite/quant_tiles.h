@@ -1,0 +1,160 @@
+// The tile loops of the quantized dot products (Q8_0, Q4_0, Q4_K, Q6_K), written once and
+// instantiated by each ISA translation unit with its own step types, e.g.
+// QuantTiles<Q4K>::gemm_tile. What walks rows, tokens and blocks lives here; what one step of
+// one weight row does to its tokens' sums (the intrinsics) stays in the ISA file. Scalar
+// helpers that every ISA's steps call live here too.
+//
+// Internal linkage and ISA translation units only, for the reasons simd_float.h gives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "quant.h"
+
+namespace ggml_lite {
+namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
+
+// Every cache line of [p, p + Bytes): one prefetch per 64 bytes and one for the last byte.
+template <size_t Bytes>
+void prefetch_lines(const uint8_t* p) {
+    for (size_t off = 0; off < Bytes; off += 64) __builtin_prefetch(p + off);
+    __builtin_prefetch(p + Bytes - 1);
+}
+
+// What a step type S gives QuantTiles. This base holds the plain parts; S adds
+//   Act, static Act act(const ActBlock*)   what its steps need of one token's activations,
+//                                          made once per step for all rows
+//   Acc                                    one pair's sum so far: zero when constructed,
+//                                          float total() const reduces it
+//   template <int NT> static void step(const Block& w, const Act* x, Acc* acc)
+//                                          the kBlocks blocks from w against NT tokens
+// and may hide prefetch where its ISA fetches less.
+template <class WeightBlock, class ActivationBlock, int Blocks, int Tokens, bool FetchByRow>
+struct TileStep {
+    using Block = WeightBlock;
+    using ActBlock = ActivationBlock;
+    static constexpr int kBlocks = Blocks;  // blocks per step; a row's last step is zero-padded
+    static constexpr int kTokens = Tokens;  // tokens per tile at most (registers permitting)
+    // Where the step fetches ahead: just before each row's share (true) or for all rows before
+    // the step (false). Measured on x86 gemm_tile, each kind loses 3-10% with the other's order:
+    // super-blocks want the first, 32-blocks the second.
+    static constexpr bool kFetchByRow = FetchByRow;
+    // Called with the step's place in the weight rows of the next tile.
+    static void prefetch(const uint8_t* p) { prefetch_lines<Blocks * sizeof(WeightBlock)>(p); }
+};
+
+// k-quant weights: one super-block per step, Q8_K activations read in place.
+template <class WeightBlock>
+struct SuperBlockStep : TileStep<WeightBlock, block_q8_K, 1, 2, true> {
+    using Act = const block_q8_K*;
+    static Act act(const block_q8_K* x) { return x; }
+};
+
+// A Q4_K block's 6-bit scales and mins as bytes: sc[0..7] then m[0..7] (get_scale_min_k4 on
+// four words at once), for the ISAs' Q4_K steps.
+inline void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
+    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kTop2 = 0x03030303;
+    uint32_t u[4];
+    __builtin_memcpy(u, packed, K_SCALE_SIZE);
+    u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kTop2) << 4);  // m[4..7]
+    const uint32_t m_lo = u[1] & kLow6;                           // m[0..3]
+    u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kTop2) << 4);         // sc[4..7]
+    u[2] = m_lo;
+    u[0] &= kLow6;  // sc[0..3]
+    __builtin_memcpy(out, u, 16);
+}
+
+template <class S>
+struct QuantTiles {
+    static_assert(S::kTokens == 1 || S::kTokens == 2, "rows() leaves at most one token over");
+    using Block = typename S::Block;
+    using ActBlock = typename S::ActBlock;
+
+    // NR weight rows × NT tokens. Each pair's steps run in order into one accumulator reduced
+    // at the end: the same sequence whatever the tile, so a tile element equals vec_dot.
+    template <int NR, int NT>
+    static void block(int64_t n, const uint8_t* w, size_t w_stride, const uint8_t* x,
+                      size_t x_stride, float* y, int64_t y_stride) {
+        constexpr int64_t kStep = S::kBlocks;
+        constexpr size_t kW = sizeof(Block), kX = sizeof(ActBlock);
+        const int64_t nb = n / static_cast<int64_t>(sizeof(ActBlock::qs));  // one int8 a value
+        typename S::Acc acc[NR][NT];
+        const uint8_t* wp[NR];
+        const uint8_t* xp[NT];
+        // Rows are short streams (a 2048-column Q4_0 row is 18 cache lines), too short for the
+        // hardware prefetchers to ramp up on; fetch the same place in the next NR rows, the ones
+        // matmul hands over next, one tile ahead. fetch_ahead is std::true_type, or
+        // std::false_type for the zero-padded copies of the last step: a type, not a bool, so
+        // each call gets its own copy of the step and both stay inlined.
+        const auto step = [&](auto fetch_ahead) {
+            constexpr bool kFetch = decltype(fetch_ahead)::value;
+            if constexpr (kFetch && !S::kFetchByRow) {
+                for (int r = 0; r < NR; r++) S::prefetch(wp[r] + NR * w_stride);
+            }
+            typename S::Act xa[NT];
+            for (int t = 0; t < NT; t++) xa[t] = S::act(reinterpret_cast<const ActBlock*>(xp[t]));
+            for (int r = 0; r < NR; r++) {
+                if constexpr (kFetch && S::kFetchByRow) S::prefetch(wp[r] + NR * w_stride);
+                S::template step<NT>(*reinterpret_cast<const Block*>(wp[r]), xa, acc[r]);
+            }
+        };
+        int64_t b = 0;
+        for (; b + kStep <= nb; b += kStep) {
+            for (int r = 0; r < NR; r++) wp[r] = w + r * w_stride + b * kW;
+            for (int t = 0; t < NT; t++) xp[t] = x + t * x_stride + b * kX;
+            step(std::true_type{});
+        }
+        if constexpr (kStep > 1) {
+            if (b < nb) {
+                // The last blocks, copied next to zero blocks (scale 0, quants 0) that add
+                // nothing.
+                alignas(64) uint8_t wtail[NR][kStep * kW] = {};
+                alignas(64) uint8_t xtail[NT][kStep * kX] = {};
+                const size_t k = static_cast<size_t>(nb - b);
+                for (int r = 0; r < NR; r++) {
+                    __builtin_memcpy(wtail[r], w + r * w_stride + b * kW, k * kW);
+                    wp[r] = wtail[r];
+                }
+                for (int t = 0; t < NT; t++) {
+                    __builtin_memcpy(xtail[t], x + t * x_stride + b * kX, k * kX);
+                    xp[t] = xtail[t];
+                }
+                step(std::false_type{});
+            }
+        }
+        for (int r = 0; r < NR; r++) {
+            for (int t = 0; t < NT; t++) y[t * y_stride + r] = acc[r][t].total();
+        }
+    }
+
+    template <int NR>
+    static void rows(int64_t n, const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, float* y,
+                     int64_t ys, int nt) {
+        constexpr int kT = S::kTokens;
+        int t = 0;
+        for (; t + kT <= nt; t += kT) block<NR, kT>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
+        if (t < nt) block<NR, 1>(n, w, ws, x + t * xs, xs, y + t * ys, ys);
+    }
+
+    static void gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
+                          float* y, int64_t y_stride, int nr, int nt) {
+        const auto* wb = static_cast<const uint8_t*>(w);
+        const auto* xb = static_cast<const uint8_t*>(x);
+        int r = 0;
+        for (; r + 4 <= nr; r += 4)
+            rows<4>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
+        for (; r < nr; r++)
+            rows<1>(n, wb + r * w_stride, w_stride, xb, x_stride, y + r, y_stride, nt);
+    }
+
+    static float vec_dot(int64_t n, const void* w, const void* x) {
+        float y;
+        block<1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y, 0);
+        return y;
+    }
+};
+
+}  // namespace
+}  // namespace ggml_lite
