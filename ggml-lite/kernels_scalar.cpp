@@ -224,23 +224,11 @@ int32_t packed_dot(const block_q8_0x16& w, int r, const block_q8_0c& x) {
     return sum;
 }
 
-// std::fma, as the SIMD kernels accumulate, so that every table gives these bits.
+// One block column of row r added to sum: std::fma, as the SIMD kernels accumulate, so that
+// every table gives these bits.
 template <class Packed>
-void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                 int64_t y_stride, int nr, int nt) {
-    const auto* wb = static_cast<const Packed*>(w);
-    for (int t = 0; t < nt; t++) {
-        const auto* xb =
-            reinterpret_cast<const block_q8_0c*>(static_cast<const uint8_t*>(x) + t * x_stride);
-        for (int r = 0; r < nr; r++) {
-            float sum = 0.0f;
-            for (int64_t b = 0; b < n / 32; b++) {
-                const float d = fp16_to_fp32(wb[b].d[r]) * xb[b].d;
-                sum = std::fma(static_cast<float>(packed_dot(wb[b], r, xb[b])), d, sum);
-            }
-            y[t * y_stride + r] = sum;
-        }
-    }
+float packed_block(const Packed& w, int r, const block_q8_0c& x, float sum) {
+    return std::fma(static_cast<float>(packed_dot(w, r, x)), fp16_to_fp32(w.d[r]) * x.d, sum);
 }
 
 // Super-block columns against Q8_K activations: the integer sums of a super-block are exact,
@@ -282,16 +270,17 @@ float packed_block(const block_q6_Kx16& w, int r, const block_q8_K& x, float sum
     return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
 }
 
-template <class Packed>
-void packed_k_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                   int64_t y_stride, int nr, int nt) {
+// Row r of the group against token t, block column by block column (Values values each).
+template <class Packed, class Act, int Values>
+void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                 int64_t y_stride, int nr, int nt) {
     const auto* wb = static_cast<const Packed*>(w);
     for (int t = 0; t < nt; t++) {
         const auto* xb =
-            reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(x) + t * x_stride);
+            reinterpret_cast<const Act*>(static_cast<const uint8_t*>(x) + t * x_stride);
         for (int r = 0; r < nr; r++) {
             float sum = 0.0f;
-            for (int64_t b = 0; b < n / QK_K; b++) sum = packed_block(wb[b], r, xb[b], sum);
+            for (int64_t b = 0; b < n / Values; b++) sum = packed_block(wb[b], r, xb[b], sum);
             y[t * y_stride + r] = sum;
         }
     }
@@ -382,10 +371,10 @@ constexpr Kernels kScalar = {
         {nullptr, packed_float_gemm<float>},
         {nullptr, packed_float_gemm<fp16_t>},
         {nullptr, packed_float_gemm<BF16>},
-        {q8_0c_from_float<128>, packed_gemm<block_q8_0x16>},
-        {q8_0c_from_float<8>, packed_gemm<block_q4_0x16>},
-        {q8_K_from_float, packed_k_gemm<block_q4_Kx16>},
-        {q8_K_from_float, packed_k_gemm<block_q6_Kx16>},
+        {q8_0c_from_float<128>, packed_gemm<block_q8_0x16, block_q8_0c, QK8_0>},
+        {q8_0c_from_float<8>, packed_gemm<block_q4_0x16, block_q8_0c, QK4_0>},
+        {q8_K_from_float, packed_gemm<block_q4_Kx16, block_q8_K, QK_K>},
+        {q8_K_from_float, packed_gemm<block_q6_Kx16, block_q8_K, QK_K>},
         {},
     },
     attend<float>,
