@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "ggml-lite/kernels.h"
+#include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
 #include "ggml-lite/quant_tiles.h"
 #if !defined(LILA_NEON_DOTPROD_TU)
@@ -268,6 +269,13 @@ void f32_from_float(const float* x, void* y, int64_t n) {
     std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
 }
 
+#endif
+
+// The packed-weight kernels, in both translation units.
+#include "ggml-lite/arm/packed_neon.h"
+
+#if !defined(LILA_NEON_DOTPROD_TU)
+
 constexpr Kernels kNeon = {
     Isa::Neon,
     {
@@ -288,7 +296,16 @@ constexpr Kernels kNeon = {
     FK::scale,
     FK::axpy_f16<LoadF16>,
     FK::rope,
-    {},  // no packed-weight kernels: matmul uses gemm_tile
+    {
+        {nullptr, packed_float_gemm<LoadF32<Arch>>},
+        {nullptr, packed_float_gemm<LoadF16>},
+        {nullptr, packed_float_gemm<LoadBF16>},
+        {quantize_q8_0c<128>, packed_gemm<PackedQ8>},
+        {quantize_q8_0c<8>, packed_gemm<PackedQ4>},
+        {},  // Q4_K, Q6_K: no packed kernels yet, matmul uses gemm_tile
+        {},
+        {},
+    },
     FK::attend<LoadF32<Arch>>,
     FK::attend<LoadF16>,
     FK::read_sum,
@@ -320,6 +337,8 @@ const Kernels* kernels_neon_dotprod() {
         k.types[kQ4_K].gemm_tile = QuantTiles<Q4K>::gemm_tile;
         k.types[kQ6_K].vec_dot = QuantTiles<Q6K>::vec_dot;
         k.types[kQ6_K].gemm_tile = QuantTiles<Q6K>::gemm_tile;
+        k.packed[kQ8_0].gemm = packed_gemm<PackedQ8>;
+        k.packed[kQ4_0].gemm = packed_gemm<PackedQ4>;
         return k;
     }();
     return &table;
