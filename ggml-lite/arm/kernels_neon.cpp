@@ -300,10 +300,10 @@ constexpr Kernels kNeon = {
         {nullptr, packed_float_gemm<LoadF32<Arch>>},
         {nullptr, packed_float_gemm<LoadF16>},
         {nullptr, packed_float_gemm<LoadBF16>},
-        {quantize_q8_0c<128>, packed_gemm<PackedQ8>},
-        {quantize_q8_0c<8>, packed_gemm<PackedQ4>},
-        {},  // Q4_K, Q6_K: no packed kernels yet, matmul uses gemm_tile
-        {},
+        {quantize_q8_0c<128>, packed_gemm<PackedQ32<PackedQ8>>},
+        {quantize_q8_0c<8>, packed_gemm<PackedQ32<PackedQ4>>},
+        {quantize_q8_K, packed_gemm<PackedQ4K>},
+        {quantize_q8_K, packed_gemm<PackedQ6K>},
         {},
     },
     FK::attend<LoadF32<Arch>>,
@@ -337,8 +337,10 @@ const Kernels* kernels_neon_dotprod() {
         k.types[kQ4_K].gemm_tile = QuantTiles<Q4K>::gemm_tile;
         k.types[kQ6_K].vec_dot = QuantTiles<Q6K>::vec_dot;
         k.types[kQ6_K].gemm_tile = QuantTiles<Q6K>::gemm_tile;
-        k.packed[kQ8_0].gemm = packed_gemm<PackedQ8>;
-        k.packed[kQ4_0].gemm = packed_gemm<PackedQ4>;
+        k.packed[kQ8_0].gemm = packed_gemm<PackedQ32<PackedQ8>>;
+        k.packed[kQ4_0].gemm = packed_gemm<PackedQ32<PackedQ4>>;
+        k.packed[kQ4_K].gemm = packed_gemm<PackedQ4K>;
+        k.packed[kQ6_K].gemm = packed_gemm<PackedQ6K>;
         return k;
     }();
     return &table;

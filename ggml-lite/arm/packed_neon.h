@@ -8,27 +8,91 @@
 //
 // A 64-byte packed word is four 128-bit registers: register g holds rows 4g..4g+3, one row per
 // 32-bit lane (a "slice" of the group). A kernel takes the group slice by slice within each
-// block column, so each slice's weight registers serve up to four tokens, and every float
-// accumulator lane belongs to one row: nothing is summed horizontally.
+// block column, so each slice's weight registers serve several tokens (K::kTokens), and every
+// float accumulator lane belongs to one row: nothing is summed horizontally.
 #pragma once
 
-// ---- Q4_0 and Q8_0 ----------------------------------------------------------------------------
-//
-// Per block column and slice, eight signed operands: a[i] faces activation bytes 4i..4i+3 and
-// b[i] bytes 16 + 4i..16 + 4i + 3 (i < 4), so the activation's two 16-byte halves are the two
-// registers whose 32-bit lane i is the word each operand meets.
+// ---- Integer kernels ---------------------------------------------------------------------------
+
+#if !defined(__ARM_FEATURE_DOTPROD)
+// a's word I times activation word I without sdot: bytes times the word broadcast into int16
+// (a product of two bytes fits), pairs added into int32. lo's lanes 0-1 collect the slice's
+// row 0, lanes 2-3 row 1; hi's rows 2 and 3.
+template <int I>
+void widen_word(int32x4_t& lo, int32x4_t& hi, int8x16_t a, int8x16_t x) {
+    const int8x16_t xw = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(x), I));
+    lo = vpadalq_s16(lo, vmull_s8(vget_low_s8(a), vget_low_s8(xw)));
+    hi = vpadalq_s16(hi, vmull_high_s8(a, xw));
+}
+#endif
+
+// sum over i < 4 of a[i] . (32-bit lane i of x), one int32 lane per row: 16 values of 4 rows.
+int32x4_t word_dot(const int8x16_t* a, int8x16_t x) {
+#if defined(__ARM_FEATURE_DOTPROD)
+    // sdot by element: 4 bytes of each row times lane i's 4 bytes, like vpdpbusd per row.
+    int32x4_t s = vdotq_laneq_s32(vdupq_n_s32(0), a[0], x, 0);
+    s = vdotq_laneq_s32(s, a[1], x, 1);
+    s = vdotq_laneq_s32(s, a[2], x, 2);
+    return vdotq_laneq_s32(s, a[3], x, 3);
+#else
+    int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
+    widen_word<0>(lo, hi, a[0], x);
+    widen_word<1>(lo, hi, a[1], x);
+    widen_word<2>(lo, hi, a[2], x);
+    widen_word<3>(lo, hi, a[3], x);
+    return vpaddq_s32(lo, hi);
+#endif
+}
+
+// The 32 values of a block or sub-block: a[i] faces activation bytes 4i..4i+3 (i < 8). Two
+// independent chains.
+int32x4_t block_dot(const int8x16_t* a, const int8_t* xq) {
+    return vaddq_s32(word_dot(a, vld1q_s8(xq)), word_dot(a + 4, vld1q_s8(xq + 16)));
+}
+
+// Four fp16 values (the slice's row scales) as floats.
+float32x4_t load_halves(const fp16_t* p) {
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+
+// Each kind K gives Block, ActBlock, kValues (values per block column), kTokens (tokens per
+// pass, as registers allow) and slice<NT>(w, g, x, acc): block column w's rows 4g..4g+3
+// against NT tokens, fma'd into acc[t] as the reference orders its steps.
+
+// Q4_0 and Q8_0: a slice of a block column is eight signed operands, op[i] facing activation
+// bytes 4i..4i+3; one float step per token.
+template <class P>
+struct PackedQ32 {
+    using Block = typename P::Block;
+    using ActBlock = block_q8_0c;
+    static constexpr int kValues = QK8_0;
+    // Four float accumulators (one per slice) a token, 16 registers; the operands and the
+    // activations take most of the rest.
+    static constexpr int kTokens = 4;
+    template <int NT>
+    static void slice(const Block& w, int g, const block_q8_0c* const* x, float32x4_t* acc) {
+        int8x16_t op[8];
+        P::load(w, g, op);
+        const float32x4_t wd = load_halves(w.d + 4 * g);
+        for (int t = 0; t < NT; t++) {
+            int32x4_t s = block_dot(op, x[t]->qs);
+            if constexpr (P::kAddCorrection) s = vaddq_s32(s, vdupq_n_s32(x[t]->c));
+            acc[t] = vfmaq_f32(acc[t], vcvtq_f32_s32(s), vmulq_n_f32(wd, x[t]->d));
+        }
+    }
+};
 
 struct PackedQ4 {
     using Block = block_q4_0x16;
     // The levels q (0..15) are valid signed bytes; the reference's integer is c + sum q x
     // with c = -8 sum x, so c is added to the sum of products.
     static constexpr bool kAddCorrection = true;
-    static void load(const Block& w, int g, int8x16_t* a, int8x16_t* b) {
+    static void load(const Block& w, int g, int8x16_t* op) {
         const uint8x16_t mask = vdupq_n_u8(0x0f);
         for (int i = 0; i < 4; i++) {
             const uint8x16_t v = vld1q_u8(w.qs[i][4 * g]);
-            a[i] = vreinterpretq_s8_u8(vandq_u8(v, mask));  // elements 4i..4i+3
-            b[i] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));   // elements 16 + 4i..
+            op[i] = vreinterpretq_s8_u8(vandq_u8(v, mask));     // elements 4i..4i+3
+            op[i + 4] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));  // elements 16 + 4i..
         }
     }
 };
@@ -38,55 +102,127 @@ struct PackedQ8 {
     // Stored as w + 128: xor 0x80 gives w back, and sum w x is exactly the reference's
     // c + sum (w + 128) x with c = -128 sum x, so c is not read.
     static constexpr bool kAddCorrection = false;
-    static void load(const Block& w, int g, int8x16_t* a, int8x16_t* b) {
+    static void load(const Block& w, int g, int8x16_t* op) {
         const uint8x16_t flip = vdupq_n_u8(0x80);
-        for (int i = 0; i < 4; i++) {
-            a[i] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(w.qs[i][4 * g]), flip));
-            b[i] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(w.qs[i + 4][4 * g]), flip));
+        for (int i = 0; i < 8; i++)
+            op[i] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(w.qs[i][4 * g]), flip));
+    }
+};
+
+// Table indices that pick byte 4g + i of a 16-byte vector into the low byte of int32 lane i and
+// zero the rest (vqtbl1q_u8 gives 0 for indices past 15): 16 rows' bytes to a slice's lanes.
+uint8x16_t slice_bytes(int g) {
+    const uint32x4_t iota = {0, 1, 2, 3};
+    return vreinterpretq_u8_u32(
+        vorrq_u32(vaddq_u32(vdupq_n_u32(4 * g), iota), vdupq_n_u32(0xffffff00)));
+}
+
+// Q4_K: per sub-block pair, eight words hold sub-block 2p in their low nibbles and 2p + 1 in
+// their high ones. Each sub-block dot times its 6-bit scale, and each min times the sub-block's
+// activation sum (from bsums), are exact int32 per row; then the reference's two float steps.
+struct PackedQ4K {
+    using Block = block_q4_Kx16;
+    using ActBlock = block_q8_K;
+    static constexpr int kValues = QK_K;
+    // The 16 nibble operands of a sub-block pair stay in registers for all tokens: room for
+    // two tokens' sums.
+    static constexpr int kTokens = 2;
+    // get_scale_min_k4 on all 16 rows' bytes at once; the slice's four as int32 lanes.
+    static void scale_min(const Block& w, int j, uint8x16_t pick, int32x4_t& sc, int32x4_t& m) {
+        const uint8x16_t low6 = vdupq_n_u8(0x3f);
+        uint8x16_t s, mn;
+        if (j < 4) {
+            s = vandq_u8(vld1q_u8(w.scales[j]), low6);
+            mn = vandq_u8(vld1q_u8(w.scales[j + 4]), low6);
+        } else {
+            const uint8x16_t q = vld1q_u8(w.scales[j + 4]);
+            s = vorrq_u8(vandq_u8(q, vdupq_n_u8(0x0f)),
+                         vshlq_n_u8(vshrq_n_u8(vld1q_u8(w.scales[j - 4]), 6), 4));
+            mn = vorrq_u8(vshrq_n_u8(q, 4), vshlq_n_u8(vshrq_n_u8(vld1q_u8(w.scales[j]), 6), 4));
+        }
+        sc = vreinterpretq_s32_u8(vqtbl1q_u8(s, pick));
+        m = vreinterpretq_s32_u8(vqtbl1q_u8(mn, pick));
+    }
+    template <int NT>
+    static void slice(const Block& w, int g, const block_q8_K* const* x, float32x4_t* acc) {
+        const uint8x16_t pick = slice_bytes(g), mask = vdupq_n_u8(0x0f);
+        int32x4_t isum[NT], msum[NT];
+        for (int t = 0; t < NT; t++) isum[t] = msum[t] = vdupq_n_s32(0);
+        for (int p = 0; p < QK_K / 64; p++) {
+            int8x16_t op[2][8];
+            for (int i = 0; i < 8; i++) {
+                const uint8x16_t v = vld1q_u8(w.qs[8 * p + i][4 * g]);
+                op[0][i] = vreinterpretq_s8_u8(vandq_u8(v, mask));
+                op[1][i] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+            }
+            for (int h = 0; h < 2; h++) {
+                const int j = 2 * p + h;
+                int32x4_t sc, m;
+                scale_min(w, j, pick, sc, m);
+                for (int t = 0; t < NT; t++) {
+                    isum[t] = vmlaq_s32(isum[t], block_dot(op[h], x[t]->qs + 32 * j), sc);
+                    msum[t] = vmlaq_n_s32(msum[t], m, x[t]->bsums[2 * j] + x[t]->bsums[2 * j + 1]);
+                }
+            }
+        }
+        const float32x4_t wd = load_halves(w.d + 4 * g), wmin = load_halves(w.dmin + 4 * g);
+        for (int t = 0; t < NT; t++) {
+            acc[t] = vfmaq_f32(acc[t], vcvtq_f32_s32(isum[t]), vmulq_n_f32(wd, x[t]->d));
+            acc[t] =
+                vfmaq_f32(acc[t], vcvtq_f32_s32(msum[t]), vnegq_f32(vmulq_n_f32(wmin, x[t]->d)));
         }
     }
 };
 
-#if !defined(__ARM_FEATURE_DOTPROD)
-// Word I of both operand sets without sdot: bytes times the word broadcast into int16, a[I]'s
-// and b[I]'s products added there (each at most 128 * 127 in magnitude: the activations are
-// within +-127, so two fit int16), then pairs into int32. lo's lanes 0-1 collect row 4g, 2-3
-// row 4g + 1; hi's the rows 4g + 2 and 4g + 3.
-template <int I>
-void widen_word(int32x4_t& lo, int32x4_t& hi, int8x16_t a, int8x16_t b, int8x16_t x0,
-                int8x16_t x1) {
-    const int8x16_t xa = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(x0), I));
-    const int8x16_t xb = vreinterpretq_s8_s32(vdupq_laneq_s32(vreinterpretq_s32_s8(x1), I));
-    lo = vpadalq_s16(
-        lo, vmlal_s8(vmull_s8(vget_low_s8(a), vget_low_s8(xa)), vget_low_s8(b), vget_low_s8(xb)));
-    hi = vpadalq_s16(hi, vmlal_high_s8(vmull_high_s8(a, xa), b, xb));
-}
-#endif
-
-// sum over i of a[i] . (activation word i) + b[i] . (word 4 + i), one int32 lane per row.
-int32x4_t slice_dot(const int8x16_t* a, const int8x16_t* b, const int8_t* xq) {
-    const int8x16_t x0 = vld1q_s8(xq), x1 = vld1q_s8(xq + 16);
-#if defined(__ARM_FEATURE_DOTPROD)
-    // sdot by element: 4 bytes of each row times lane i's 4 bytes, like vpdpbusd per row; two
-    // chains of four.
-    int32x4_t s0 = vdotq_laneq_s32(vdupq_n_s32(0), a[0], x0, 0);
-    int32x4_t s1 = vdotq_laneq_s32(vdupq_n_s32(0), b[0], x1, 0);
-    s0 = vdotq_laneq_s32(s0, a[1], x0, 1);
-    s1 = vdotq_laneq_s32(s1, b[1], x1, 1);
-    s0 = vdotq_laneq_s32(s0, a[2], x0, 2);
-    s1 = vdotq_laneq_s32(s1, b[2], x1, 2);
-    s0 = vdotq_laneq_s32(s0, a[3], x0, 3);
-    s1 = vdotq_laneq_s32(s1, b[3], x1, 3);
-    return vaddq_s32(s0, s1);
-#else
-    int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
-    widen_word<0>(lo, hi, a[0], b[0], x0, x1);
-    widen_word<1>(lo, hi, a[1], b[1], x0, x1);
-    widen_word<2>(lo, hi, a[2], b[2], x0, x1);
-    widen_word<3>(lo, hi, a[3], b[3], x0, x1);
-    return vpaddq_s32(lo, hi);  // rows 4g..4g+3
-#endif
-}
+// Q6_K: value 128h + 32k + 4u + i (u < 8, i < 4) has its low 4 bits in ql word
+// 16h + 8(k % 2) + u (nibble k / 2) and its top 2 in qh word 8h + u (bits 2k, 2k + 1). Words
+// u < 4 belong to sub-block 8h + 2k, the others to the next; each sub-block's dot of the
+// levels q (0..63, signed bytes), minus 32 times its bsum, times its scale is exact int32.
+struct PackedQ6K {
+    using Block = block_q6_Kx16;
+    using ActBlock = block_q8_K;
+    static constexpr int kValues = QK_K;
+    static constexpr int kTokens = 2;
+    // The slice's rows' scales of sub-block `sub` as int32 lanes (sign-extended).
+    static int32x4_t scale(const Block& w, int sub, uint8x16_t pick) {
+        const uint8x16_t b =
+            vqtbl1q_u8(vld1q_u8(reinterpret_cast<const uint8_t*>(w.scales[sub])), pick);
+        return vshrq_n_s32(vshlq_n_s32(vreinterpretq_s32_u8(b), 24), 24);
+    }
+    template <int NT>
+    static void slice(const Block& w, int g, const block_q8_K* const* x, float32x4_t* acc) {
+        const uint8x16_t pick = slice_bytes(g), low4 = vdupq_n_u8(0x0f), low2 = vdupq_n_u8(0x03);
+        int32x4_t isum[NT];
+        for (int t = 0; t < NT; t++) isum[t] = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++) {
+            uint8x16_t qh[8];
+            for (int u = 0; u < 8; u++) qh[u] = vld1q_u8(w.qh[8 * h + u][4 * g]);
+            for (int k = 0; k < 4; k++) {
+                const int8x16_t shift = vdupq_n_s8(static_cast<int8_t>(-2 * k));
+                int8x16_t op[8];
+                for (int u = 0; u < 8; u++) {
+                    const uint8x16_t l = vld1q_u8(w.ql[16 * h + 8 * (k % 2) + u][4 * g]);
+                    const uint8x16_t lo4 = k < 2 ? vandq_u8(l, low4) : vshrq_n_u8(l, 4);
+                    const uint8x16_t hi2 = vandq_u8(vshlq_u8(qh[u], shift), low2);
+                    op[u] = vreinterpretq_s8_u8(vorrq_u8(lo4, vshlq_n_u8(hi2, 4)));
+                }
+                const int sub = 8 * h + 2 * k;
+                const int32x4_t sc0 = scale(w, sub, pick), sc1 = scale(w, sub + 1, pick);
+                for (int t = 0; t < NT; t++) {
+                    const int8_t* xq = x[t]->qs + 16 * sub;
+                    const int32x4_t d0 =
+                        vsubq_s32(word_dot(op, vld1q_s8(xq)), vdupq_n_s32(32 * x[t]->bsums[sub]));
+                    const int32x4_t d1 = vsubq_s32(word_dot(op + 4, vld1q_s8(xq + 16)),
+                                                   vdupq_n_s32(32 * x[t]->bsums[sub + 1]));
+                    isum[t] = vmlaq_s32(vmlaq_s32(isum[t], d0, sc0), d1, sc1);
+                }
+            }
+        }
+        const float32x4_t wd = load_halves(w.d + 4 * g);
+        for (int t = 0; t < NT; t++)
+            acc[t] = vfmaq_f32(acc[t], vcvtq_f32_s32(isum[t]), vmulq_n_f32(wd, x[t]->d));
+    }
+};
 
 // Rows r < nr of one token's 16 sums; the group's padding rows are computed but not stored.
 void store_rows(float* y, const float32x4_t* v, int nr) {
@@ -95,59 +231,51 @@ void store_rows(float* y, const float32x4_t* v, int nr) {
     std::memcpy(y, all, static_cast<size_t>(nr) * sizeof(float));
 }
 
-// Tokens per pass: four slices' float accumulators each, 16 registers; the eight operands of a
-// slice and the activations take most of the rest.
-constexpr int kPackedQuantTokens = 4;
-
-template <class P, int NT>
-void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
+// NT tokens against a group: block column by block column, slice by slice, each row's steps in
+// the reference's order whatever NT is.
+template <class K, int NT>
+void packed_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride,
                  float* y, int64_t y_stride, int nr) {
-    // Block columns ahead to prefetch: the group is one contiguous stream.
-    constexpr int64_t kAhead = 4;
-    float32x4_t acc[NT][4];
-    for (int t = 0; t < NT; t++) {
-        for (int g = 0; g < 4; g++) acc[t][g] = vdupq_n_f32(0.0f);
+    // Bytes ahead to prefetch: the group is one contiguous stream.
+    constexpr size_t kAhead = sizeof(typename K::Block) < 1024 ? 4 * sizeof(typename K::Block)
+                                                               : sizeof(typename K::Block);
+    float32x4_t acc[4][NT];
+    for (int g = 0; g < 4; g++) {
+        for (int t = 0; t < NT; t++) acc[g][t] = vdupq_n_f32(0.0f);
     }
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_lines<sizeof(typename P::Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
-        const block_q8_0c* xb[NT];
+        prefetch_lines<sizeof(typename K::Block)>(reinterpret_cast<const uint8_t*>(w + b) + kAhead);
+        const typename K::ActBlock* xb[NT];
         for (int t = 0; t < NT; t++)
-            xb[t] = reinterpret_cast<const block_q8_0c*>(x + t * x_stride) + b;
-        for (int g = 0; g < 4; g++) {
-            int8x16_t op_a[4], op_b[4];
-            P::load(w[b], g, op_a, op_b);
-            const float32x4_t wd = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(w[b].d + 4 * g)));
-            for (int t = 0; t < NT; t++) {
-                int32x4_t s = slice_dot(op_a, op_b, xb[t]->qs);
-                if constexpr (P::kAddCorrection) s = vaddq_s32(s, vdupq_n_s32(xb[t]->c));
-                // The reference's fma(sum, d_w * d_x, acc), row by row.
-                acc[t][g] = vfmaq_f32(acc[t][g], vcvtq_f32_s32(s), vmulq_n_f32(wd, xb[t]->d));
-            }
-        }
+            xb[t] = reinterpret_cast<const typename K::ActBlock*>(x + t * x_stride) + b;
+        for (int g = 0; g < 4; g++) K::template slice<NT>(w[b], g, xb, acc[g]);
     }
-    for (int t = 0; t < NT; t++) store_rows(y + t * y_stride, acc[t], nr);
+    for (int t = 0; t < NT; t++) {
+        const float32x4_t rows[4] = {acc[0][t], acc[1][t], acc[2][t], acc[3][t]};
+        store_rows(y + t * y_stride, rows, nr);
+    }
 }
 
-// packed_tile<P, NT> for NT = count (1 <= count <= Max). The dotprod translation unit has no
+// packed_tile<K, NT> for NT = count (1 <= count <= Max). The dotprod translation unit has no
 // simd_float.h, whose FloatKernels::with_count does this for the float kernels.
-template <class P, int Max = kPackedQuantTokens>
-void packed_tile_n(int count, int64_t nb, const typename P::Block* w, const uint8_t* x,
+template <class K, int Max = K::kTokens>
+void packed_tile_n(int count, int64_t nb, const typename K::Block* w, const uint8_t* x,
                    size_t x_stride, float* y, int64_t y_stride, int nr) {
     if constexpr (Max > 1) {
         if (count < Max)
-            return packed_tile_n<P, Max - 1>(count, nb, w, x, x_stride, y, y_stride, nr);
+            return packed_tile_n<K, Max - 1>(count, nb, w, x, x_stride, y, y_stride, nr);
     }
-    packed_tile<P, Max>(nb, w, x, x_stride, y, y_stride, nr);
+    packed_tile<K, Max>(nb, w, x, x_stride, y, y_stride, nr);
 }
 
-template <class P>
+template <class K>
 void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                  int64_t y_stride, int nr, int nt) {
-    const auto* wb = static_cast<const typename P::Block*>(w);
+    const auto* wb = static_cast<const typename K::Block*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    for (int t = 0; t < nt; t += kPackedQuantTokens) {
-        const int count = nt - t < kPackedQuantTokens ? nt - t : kPackedQuantTokens;
-        packed_tile_n<P>(count, n / QK8_0, wb, xb + t * x_stride, x_stride, y + t * y_stride,
+    for (int t = 0; t < nt; t += K::kTokens) {
+        const int count = nt - t < K::kTokens ? nt - t : K::kTokens;
+        packed_tile_n<K>(count, n / K::kValues, wb, xb + t * x_stride, x_stride, y + t * y_stride,
                          y_stride, nr);
     }
 }

@@ -406,8 +406,8 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
     }
 }
 
-// The NEON tables have packed kernels for Q4_0, Q8_0 and the float types (the integer ones
-// with and without sdot); the k-quants still use gemm_tile there.
+// The NEON tables have packed kernels for every packable type, the integer ones with and without
+// sdot.
 TEST(Packed, NeonTablesPresent) {
 #if defined(__aarch64__)
     ASSERT_NE(kernels_for(Isa::Neon), nullptr);
@@ -415,10 +415,12 @@ TEST(Packed, NeonTablesPresent) {
     for (Isa isa : {Isa::Neon, Isa::NeonDotprod}) {
         const Kernels* k = kernels_for(isa);
         if (!k) continue;
-        for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0})
-            EXPECT_NE(k->packed[type_index(t)].gemm, nullptr) << isa_name(isa) << type_name(t);
-        for (Type t : kQuantTypes)
-            EXPECT_NE(k->packed[type_index(t)].quantize, nullptr) << isa_name(isa) << type_name(t);
+        for (Type t : kPackedTypes) {
+            const PackedKernels& p = k->packed[type_index(t)];
+            EXPECT_NE(p.gemm, nullptr) << isa_name(isa) << ' ' << type_name(t);
+            EXPECT_EQ(p.quantize != nullptr, traits(t).quantized)
+                << isa_name(isa) << ' ' << type_name(t);
+        }
     }
 }
 
