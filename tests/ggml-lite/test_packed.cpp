@@ -71,8 +71,10 @@ TEST(Packed, TablesPresent) {
     for (Type t : kPackedTypes) {
         EXPECT_NE(ref().packed[type_index(t)].gemm, nullptr);
 #if defined(__x86_64__)
-        if (isa_supported(Isa::Avx512)) {
-            EXPECT_NE(kernels_for(Isa::Avx512)->packed[type_index(t)].gemm, nullptr);
+        for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+            if (isa_supported(isa)) {
+                EXPECT_NE(kernels_for(isa)->packed[type_index(t)].gemm, nullptr);
+            }
         }
 #endif
     }

@@ -1,0 +1,479 @@
+// AVX2 kernels for packed weights (packed.h): Q4_0 and Q8_0 against block_q8_0c activations,
+// Q4_K and Q6_K against Q8_K, F32, F16 and BF16 against float activations.
+//
+// A 16-row group is two 256-bit halves, rows 0-7 and rows 8-15 of every 64-byte word or
+// column, one int32 or float lane per row, so nothing is summed horizontally. AVX2 has no
+// vpdpbusd: a 4-byte dot per lane is vpmaddubsw (unsigned weight bytes times the token's
+// 4 activation bytes broadcast, int16 pair sums) then vpmaddwd with ones. A half's weight
+// operands are unpacked once per block column and serve every token of the tile.
+//
+// Compiled with -mavx2 -mfma -mf16c: only the entry points have external linkage (see
+// kernels_avx512.cpp on why nothing else may be shared with the portable code).
+#include "ggml-lite/x86/packed_avx2.h"
+
+#include <immintrin.h>
+
+#include "ggml-lite/packed.h"
+#include "ggml-lite/quant.h"
+#include "ggml-lite/quant_tiles.h"
+#include "ggml-lite/simd_float.h"
+
+namespace ggml_lite::avx2 {
+namespace {
+
+using FK = FloatKernels<xsimd::fma3<xsimd::avx2>>;
+
+constexpr int kHalfRows = kPackRows / 2;
+
+// Stores the first nr (<= 8 used) lanes of v: the last group of a matrix has padding rows
+// whose results must not be written.
+void store_rows(float* y, __m256 v, int nr) {
+    if (nr >= kHalfRows) {
+        _mm256_storeu_ps(y, v);
+    } else {
+        const __m256i mask =
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_maskstore_ps(y, mask, v);
+    }
+}
+
+// Activation bytes p[0..3] in every lane: the signed operand that meets 4 bytes of each row.
+__m256i word(const int8_t* p) {
+    int32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// ---- Q4_0 and Q8_0 ------------------------------------------------------------------------
+
+// Operand i of a half pairs with activation bytes 4i..4i+3. Q4_0: the low nibbles of words
+// 0-3 (elements 4m..), then the high ones (16 + 4m..). vpmaddubsw's int16 pair sums are at most
+// 2 * 15 * 128 = 3840, so the 8 products of a block column add up in int16 exactly (30720)
+// before one vpmaddwd widens them; the stored levels are q, the correction c = -8 sum(x)
+// makes them q - 8.
+struct PackedQ4 {
+    using Block = block_q4_0x16;
+    static constexpr int kOps = 8;
+    static void load(const Block& w, int h, __m256i* op) {
+        const __m256i mask = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; m++) {
+            const __m256i v =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs[m][kHalfRows * h]));
+            op[m] = _mm256_and_si256(v, mask);
+            op[m + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+        }
+    }
+    static __m256i dot(const __m256i* op, const block_q8_0c& x) {
+        __m256i s = _mm256_maddubs_epi16(op[0], word(x.qs));
+#pragma GCC unroll 8
+        for (int i = 1; i < 8; i++)
+            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(op[i], word(x.qs + 4 * i)));
+        return _mm256_add_epi32(_mm256_madd_epi16(s, _mm256_set1_epi16(1)), _mm256_set1_epi32(x.c));
+    }
+};
+
+// Q8_0's stored w + 128 times a signed byte would overflow vpmaddubsw's int16 pair sums, so the
+// offset is undone (w = stored ^ 0x80) and the sign moved onto the activations: |w| times
+// sign(w) x, pairs at most 2 * 128 * 127, each widened to int32 alone. That is sum w x
+// directly, which equals the reference's c + sum (w + 128) x: the correction is not used.
+struct PackedQ8 {
+    using Block = block_q8_0x16;
+    static constexpr int kOps = 16;  // the signed values, then their magnitudes
+    static void load(const Block& w, int h, __m256i* op) {
+        const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) {
+            const __m256i v =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs[m][kHalfRows * h]));
+            op[m] = _mm256_xor_si256(v, offset);
+            op[m + 8] = _mm256_abs_epi8(op[m]);
+        }
+    }
+    static __m256i dot(const __m256i* op, const block_q8_0c& x) {
+        const __m256i ones = _mm256_set1_epi16(1);
+        __m256i s = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            const __m256i p =
+                _mm256_maddubs_epi16(op[i + 8], _mm256_sign_epi8(word(x.qs + 4 * i), op[i]));
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+        }
+        return s;
+    }
+};
+
+template <class P, int NT>
+void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
+                 float* y, int64_t y_stride, int nr) {
+    using Block = typename P::Block;
+    // Blocks ahead to prefetch: the group is one contiguous stream, but a lead keeps enough
+    // lines in flight when one thread streams alone.
+    constexpr int64_t kAhead = 8;
+    const int halves = nr > kHalfRows ? 2 : 1;  // a group of at most 8 rows skips rows 8-15
+    __m256 acc[NT][2];
+    for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_lines<sizeof(Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
+        for (int h = 0; h < halves; h++) {
+            __m256i op[P::kOps];
+            P::load(w[b], h, op);
+            const __m256 wd = _mm256_cvtph_ps(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].d + kHalfRows * h)));
+#pragma GCC unroll 16
+            for (int t = 0; t < NT; t++) {
+                const block_q8_0c& xb = reinterpret_cast<const block_q8_0c*>(x + t * x_stride)[b];
+                const __m256 sum = _mm256_cvtepi32_ps(P::dot(op, xb));
+                acc[t][h] =
+                    _mm256_fmadd_ps(sum, _mm256_mul_ps(wd, _mm256_set1_ps(xb.d)), acc[t][h]);
+            }
+        }
+    }
+    for (int t = 0; t < NT; t++) {
+        for (int h = 0; h < halves; h++)
+            store_rows(y + t * y_stride + kHalfRows * h, acc[t][h], nr - kHalfRows * h);
+    }
+}
+
+template <class P>
+void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                 int64_t y_stride, int nr, int nt) {
+    const auto* wb = static_cast<const typename P::Block*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    FK::with_count<kPackTokens>(
+        nt, [&]<int NT>() { packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, nr); });
+}
+
+// ---- Q4_K and Q6_K ---------------------------------------------------------------------------
+//
+// A super-block column against Q8_K activations, half by half, in 8 units of 32 values: unit u
+// is 8 operands (word m pairs with activation bytes 32u + 4m..), unpacked once for all tokens.
+// The unit's vpmaddubsw results add up in int16 in groups of kGroup (as many as stay exact),
+// and one vpmaddwd per group against the rows' scale (in both int16 halves of each lane) gives
+// scale * dot in int32. So a super-block's integer sums are exact before its float steps, as
+// the reference's.
+
+constexpr int kUnits = QK_K / 32;
+
+// Byte-wise on 8 rows: bits 6-7 of each byte moved to bits 4-5 (a scale's or min's top bits).
+__m128i top2_to_bit4(__m128i v) {
+    return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(v, 6), _mm_set1_epi8(3)), 4);
+}
+
+// 8 bytes from each of 8 rows' lanes as int32, the value in both int16 halves: a vpmaddwd
+// factor that scales both int16 sums of the lane.
+__m256i twice(__m256i v32) {
+    return _mm256_or_si256(_mm256_and_si256(v32, _mm256_set1_epi32(0xffff)),
+                           _mm256_slli_epi32(v32, 16));
+}
+
+// The rows' int16 pairs (a[r], b[r]) from two vectors of 8 bytes, one pair per int32 lane.
+template <bool Signed>
+__m256i pairs(__m128i a, __m128i b) {
+    const __m128i v = _mm_unpacklo_epi8(a, b);
+    return Signed ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+}
+
+// sum_i pairs[i] . (word i of p), the words being int16 pairs of activation sums.
+template <int N>
+__m256i pair_dot(const __m256i* pairs, const int32_t* p) {
+    __m256i sum = _mm256_madd_epi16(pairs[0], _mm256_set1_epi32(p[0]));
+    for (int i = 1; i < N; i++)
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs[i], _mm256_set1_epi32(p[i])));
+    return sum;
+}
+
+// Q4_K: unit u is sub-block u, the low (u even) or high nibbles of words 8 (u / 2)..+7. Pair
+// sums are at most 2 * 15 * 128, so all 8 add up in int16.
+struct Q4K {
+    using Block = block_q4_Kx16;
+    static constexpr int kGroup = 8;
+    // Half h's scales (sc[j] for vpmaddwd) and mins as pairs (m_2i, m_2i+1).
+    struct Scales {
+        __m256i sc[8];
+        __m256i min_pairs[4];
+        Scales(const Block& w, int h) {
+            __m128i b[K_SCALE_SIZE];
+            for (int k = 0; k < K_SCALE_SIZE; k++) {
+                b[k] =
+                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales[k] + kHalfRows * h));
+            }
+            const __m128i low6 = _mm_set1_epi8(0x3f), low4 = _mm_set1_epi8(0x0f);
+            __m128i s[8], m[8];  // get_scale_min_k4 on 8 rows at once
+            for (int j = 0; j < 4; j++) {
+                s[j] = _mm_and_si128(b[j], low6);
+                m[j] = _mm_and_si128(b[j + 4], low6);
+                s[j + 4] = _mm_or_si128(_mm_and_si128(b[j + 8], low4), top2_to_bit4(b[j]));
+                m[j + 4] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(b[j + 8], 4), low4),
+                                        top2_to_bit4(b[j + 4]));
+            }
+            for (int j = 0; j < 8; j++) sc[j] = twice(_mm256_cvtepu8_epi32(s[j]));
+            for (int i = 0; i < 4; i++) min_pairs[i] = pairs<false>(m[2 * i], m[2 * i + 1]);
+        }
+    };
+    static void unit(const Block& w, int h, int u, __m256i* op) {
+        const __m256i mask = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) {
+            const __m256i v = _mm256_loadu_si256(
+                reinterpret_cast<const __m256i*>(w.qs[8 * (u / 2) + m][kHalfRows * h]));
+            op[m] = _mm256_and_si256(u % 2 ? _mm256_srli_epi16(v, 4) : v, mask);
+        }
+    }
+    static __m256i scale(const Scales& s, int u, int) {
+        return s.sc[u];
+    }
+    static __m256i init(const Scales&, const block_q8_K&) {
+        return _mm256_setzero_si256();
+    }
+    // The mins: sum_j m_j * (sum of sub-block j's 32 activations, at most 4096: pairs of
+    // bsums), times -dmin * d_x.
+    static __m256 finish(const Block& w, int h, const Scales& s, const block_q8_K& x, __m256 acc) {
+        alignas(16) int32_t sums[4];
+        _mm_store_si128(
+            reinterpret_cast<__m128i*>(sums),
+            _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)),
+                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8))));
+        const __m256 dmin =
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.dmin + 8 * h)));
+        return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(pair_dot<4>(s.min_pairs, sums)),
+                                _mm256_mul_ps(dmin, _mm256_set1_ps(x.d)), acc);
+    }
+};
+
+// Q6_K: unit u = 4H + k holds values 128H + 32k + 4m.. (m < 8), sub-blocks 2u and 2u + 1: the
+// ql nibble plus two qh bits shifted to bits 4-5. Pair sums reach 2 * 63 * 128, so only two
+// add up in int16.
+struct Q6K {
+    using Block = block_q6_Kx16;
+    static constexpr int kGroup = 2;
+    // Half h's 16 scales for vpmaddwd, and as pairs (sc_2i, sc_2i+1).
+    struct Scales {
+        __m256i sc[16];
+        __m256i sc_pairs[8];
+        Scales(const Block& w, int h) {
+            __m128i b[16];
+            for (int g = 0; g < 16; g++) {
+                b[g] =
+                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales[g] + kHalfRows * h));
+                sc[g] = twice(_mm256_cvtepi8_epi32(b[g]));
+            }
+            for (int i = 0; i < 8; i++) sc_pairs[i] = pairs<true>(b[2 * i], b[2 * i + 1]);
+        }
+    };
+    static void unit(const Block& w, int h, int u, __m256i* op) {
+        const int H = u / 4, k = u % 4;
+        const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(0x03);
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) {
+            const __m256i l = _mm256_loadu_si256(
+                reinterpret_cast<const __m256i*>(w.ql[16 * H + 8 * (k % 2) + m][kHalfRows * h]));
+            const __m256i qh = _mm256_loadu_si256(
+                reinterpret_cast<const __m256i*>(w.qh[8 * H + m][kHalfRows * h]));
+            const __m256i top = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), low2);
+            op[m] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l, 4 * (k / 2)), low4),
+                                    _mm256_slli_epi16(top, 4));
+        }
+    }
+    // Words m < 4 are sub-block 2u, the others 2u + 1.
+    static __m256i scale(const Scales& s, int u, int m) {
+        return s.sc[2 * u + m / 4];
+    }
+    // The levels are q - 32: start from -32 sum_g sc_g bsum_g (bsum_g at most 16 * 128).
+    static __m256i init(const Scales& s, const block_q8_K& x) {
+        int32_t sums[8];
+        __builtin_memcpy(sums, x.bsums, sizeof sums);
+        return _mm256_sub_epi32(_mm256_setzero_si256(),
+                                _mm256_slli_epi32(pair_dot<8>(s.sc_pairs, sums), 5));
+    }
+    static __m256 finish(const Block&, int, const Scales&, const block_q8_K&, __m256 acc) {
+        return acc;
+    }
+};
+
+template <class K, int NT>
+void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
+            int64_t y_stride, int nr) {
+    const auto act = [&](int t, int64_t b) -> const block_q8_K& {
+        return reinterpret_cast<const block_q8_K*>(x + t * x_stride)[b];
+    };
+    // Super-blocks (2-3 KiB each) ahead to prefetch: a lead on top of the hardware prefetchers.
+    constexpr int64_t kAhead = 3;
+    const int halves = nr > kHalfRows ? 2 : 1;
+    __m256 acc[NT][2];
+    for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_lines<sizeof(typename K::Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
+        for (int h = 0; h < halves; h++) {
+            const typename K::Scales s(w[b], h);
+            __m256i isum[NT];
+            for (int t = 0; t < NT; t++) isum[t] = K::init(s, act(t, b));
+            for (int u = 0; u < kUnits; u++) {
+                __m256i op[8];
+                K::unit(w[b], h, u, op);
+#pragma GCC unroll 16
+                for (int t = 0; t < NT; t++) {
+                    const int8_t* xq = act(t, b).qs + 32 * u;
+#pragma GCC unroll 8
+                    for (int m0 = 0; m0 < 8; m0 += K::kGroup) {
+                        __m256i p = _mm256_setzero_si256();
+#pragma GCC unroll 8
+                        for (int m = m0; m < m0 + K::kGroup; m++)
+                            p = _mm256_add_epi16(p, _mm256_maddubs_epi16(op[m], word(xq + 4 * m)));
+                        isum[t] =
+                            _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, K::scale(s, u, m0)));
+                    }
+                }
+            }
+            const __m256 wd = _mm256_cvtph_ps(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].d + kHalfRows * h)));
+            for (int t = 0; t < NT; t++) {
+                const block_q8_K& xb = act(t, b);
+                acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]),
+                                            _mm256_mul_ps(wd, _mm256_set1_ps(xb.d)), acc[t][h]);
+                acc[t][h] = K::finish(w[b], h, s, xb, acc[t][h]);
+            }
+        }
+    }
+    for (int t = 0; t < NT; t++) {
+        for (int h = 0; h < halves; h++)
+            store_rows(y + t * y_stride + kHalfRows * h, acc[t][h], nr - kHalfRows * h);
+    }
+}
+
+template <class K>
+void k_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y, int64_t y_stride,
+            int nr, int nt) {
+    const auto* wb = static_cast<const typename K::Block*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    FK::with_count<kPackTokens>(
+        nt, [&]<int NT>() { k_tile<K, NT>(n / QK_K, wb, xb, x_stride, y, y_stride, nr); });
+}
+
+// ---- F32, F16, BF16 ---------------------------------------------------------------------------
+//
+// Column c of a half is 8 values, one vector; times the column's activation broadcast it is one
+// FMA for 8 rows. Columns c go to partial sum c % 4, as the reference adds them. Four partial
+// sums of NH halves for NT tokens must fit the 16 registers: one token takes both halves in one
+// pass (decode: the weights stream once), more tokens go half by half, kFloatTokens at a time.
+
+struct PackedF32 {
+    using Elem = float;
+    static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+};
+struct PackedF16 {
+    using Elem = uint16_t;
+    static __m256 load(const uint16_t* p) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
+};
+// bfloat16 is the top half of a float: widen and shift.
+struct PackedBF16 {
+    using Elem = uint16_t;
+    static __m256 load(const uint16_t* p) {
+        const __m256i h =
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+    }
+};
+
+constexpr int kFloatTokens = 3;  // 12 accumulators per pass
+
+// Halves h0..h0 + NH - 1 of the group against NT tokens.
+template <class P, int NT, int NH>
+void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, size_t x_stride,
+                       float* y, int64_t y_stride, int h0, int nr) {
+    const auto xt = [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride); };
+    const auto* wh = w + kHalfRows * h0;
+    __m256 acc[NT][NH][4];
+    for (int t = 0; t < NT; t++) {
+        for (int h = 0; h < NH; h++) {
+            for (int k = 0; k < 4; k++) acc[t][h][k] = _mm256_setzero_ps();
+        }
+    }
+    const auto column = [&](int64_t c, int k) {
+        for (int h = 0; h < NH; h++) {
+            const __m256 wv = P::load(wh + c * kPackRows + kHalfRows * h);
+            for (int t = 0; t < NT; t++)
+                acc[t][h][k] = _mm256_fmadd_ps(wv, _mm256_set1_ps(xt(t)[c]), acc[t][h][k]);
+        }
+    };
+    int64_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        // The pass that streams the group once fetches 2 KiB ahead, a lead on top of the
+        // hardware prefetchers; the half by half passes find the group in cache.
+        if constexpr (NH == 2) {
+            prefetch_lines<4 * kPackRows * sizeof(typename P::Elem)>(
+                reinterpret_cast<const uint8_t*>(w + c * kPackRows) + 2048);
+        }
+        for (int k = 0; k < 4; k++) column(c + k, k);
+    }
+    for (; c < n; c++) column(c, c % 4);
+    for (int t = 0; t < NT; t++) {
+        for (int h = 0; h < NH; h++) {
+            const __m256 sum = _mm256_add_ps(_mm256_add_ps(acc[t][h][0], acc[t][h][1]),
+                                             _mm256_add_ps(acc[t][h][2], acc[t][h][3]));
+            const int h_abs = h0 + h;
+            store_rows(y + t * y_stride + kHalfRows * h_abs, sum, nr - kHalfRows * h_abs);
+        }
+    }
+}
+
+template <class P>
+void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                       int64_t y_stride, int nr, int nt) {
+    const auto* wc = static_cast<const typename P::Elem*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    if (nt == 1 && nr > kHalfRows) {
+        packed_float_tile<P, 1, 2>(n, wc, xb, x_stride, y, y_stride, 0, nr);
+        return;
+    }
+    for (int h = 0; h * kHalfRows < nr; h++) {
+        for (int t = 0; t < nt; t += kFloatTokens) {
+            FK::with_count<kFloatTokens>(
+                nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
+                    packed_float_tile<P, NT, 1>(n, wc, xb + t * x_stride, x_stride,
+                                                y + t * y_stride, y_stride, h, nr);
+                });
+        }
+    }
+}
+
+}  // namespace
+
+void packed_gemm_q4_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    packed_gemm<PackedQ4>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    packed_gemm<PackedQ8>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    k_gemm<Q4K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    k_gemm<Q6K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                     int64_t y_stride, int nr, int nt) {
+    packed_float_gemm<PackedF32>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                     int64_t y_stride, int nr, int nt) {
+    packed_float_gemm<PackedF16>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_bf16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    packed_float_gemm<PackedBF16>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+}  // namespace ggml_lite::avx2

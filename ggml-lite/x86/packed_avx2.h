@@ -1,0 +1,25 @@
+// The AVX2 table's packed-weight kernels (PackedKernels::gemm, kernels.h), in a translation unit
+// of their own.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ggml_lite::avx2 {
+
+void packed_gemm_q4_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                     int64_t y_stride, int nr, int nt);
+void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                     int64_t y_stride, int nr, int nt);
+void packed_gemm_bf16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+
+}  // namespace ggml_lite::avx2
