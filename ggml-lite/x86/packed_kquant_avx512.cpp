@@ -181,7 +181,6 @@ void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_str
             for (int k = 0; k < K::kSubs; k++) {
                 const int sub = K::sub(c, k);
                 const __m512i sc = K::sub_scale(w[b], s, sub);
-#pragma GCC unroll 16
                 for (int t = 0; t < NT; t++) {
                     const int8_t* xq = act(t, b).qs + K::kValues * sub;
                     __m512i dot = K::sub_init(act(t, b), sub);
