@@ -46,8 +46,14 @@ public:
     }
 
 private:
+    // Trailing dimensions of 1 are implied, as in ggml: a writer may leave them out (ggml's
+    // own drops them), so an (8, 1) matrix can be stored as shape (8).
     void check_shape(const GGUFTensorInfo& t, const std::vector<int64_t>& want) const {
-        if (t.shape == want) return;
+        const auto trimmed = [](std::vector<int64_t> s) {
+            while (s.size() > 1 && s.back() == 1) s.pop_back();
+            return s;
+        };
+        if (trimmed(t.shape) == trimmed(want)) return;
         auto str = [](const std::vector<int64_t>& s) {
             std::string out = "(";
             for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
