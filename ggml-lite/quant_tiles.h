@@ -9,12 +9,31 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
+#include "fp16.h"
+#include "packed.h"
 #include "quant.h"
 
 namespace ggml_lite {
 namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
+
+// The packed kernels' activations (packed.h: block_q8_0c) from an ISA's bit-exact Q8_0
+// quantizer: its bytes, the scale as float and c = -Offset sum(qs).
+template <int Offset, void (*Quantize)(const float*, void*, int64_t)>
+void quantize_q8_0c(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<block_q8_0c*>(vy);
+    for (int64_t b = 0; b < n / QK8_0; b++) {
+        block_q8_0 q;
+        Quantize(x + b * QK8_0, &q, QK8_0);
+        int32_t sum = 0;
+        for (const int8_t v : q.qs) sum += v;
+        y[b].d = fp16_to_fp32(q.d);
+        y[b].c = -Offset * sum;
+        std::memcpy(y[b].qs, q.qs, QK8_0);
+    }
+}
 
 // Every cache line of [p, p + Bytes): one prefetch per 64 bytes and one for the last byte.
 template <size_t Bytes>

@@ -282,20 +282,6 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
 
 #if !defined(LILA_NEON_DOTPROD_TU)
 
-// quantize_q8_0's bytes (bit-identical to the reference), the scale as float and
-// c = -Offset sum(qs).
-template <int Offset>
-void quantize_q8_0c(const float* x, void* vy, int64_t n) {
-    auto* y = static_cast<block_q8_0c*>(vy);
-    for (int64_t b = 0; b < n / QK8_0; b++) {
-        block_q8_0 q;
-        quantize_q8_0(x + b * QK8_0, &q, QK8_0);
-        y[b].d = half_to_float(q.d);
-        y[b].c = -Offset * (vaddlvq_s8(vld1q_s8(q.qs)) + vaddlvq_s8(vld1q_s8(q.qs + 16)));
-        std::memcpy(y[b].qs, q.qs, QK8_0);
-    }
-}
-
 // ---- F32, F16, BF16 ---------------------------------------------------------------------------
 //
 // Column c of a group is 16 values, four registers; times the column's activation it is one

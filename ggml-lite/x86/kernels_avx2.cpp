@@ -88,27 +88,6 @@ void quantize_q8_0(const float* x, void* vy, int64_t n) {
     }
 }
 
-// The packed kernels' activations (packed.h): quantize_q8_0's bytes, the scale as float and
-// c = -Offset sum(qs).
-template <int Offset>
-void quantize_q8_0c(const float* x, void* vy, int64_t n) {
-    auto* y = static_cast<block_q8_0c*>(vy);
-    for (int64_t b = 0; b < n / QK8_0; b++) {
-        block_q8_0 q;
-        quantize_q8_0(x + b * QK8_0, &q, QK8_0);
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.qs));
-        // vpsadbw adds unsigned bytes: offset the values by 128, take 128 per value off.
-        const __m256i u = _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80)));
-        const __m256i s = _mm256_sad_epu8(u, _mm256_setzero_si256());
-        const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        const int32_t sum =
-            _mm_cvtsi128_si32(_mm_add_epi64(s2, _mm_unpackhi_epi64(s2, s2))) - 128 * QK8_0;
-        y[b].d = _cvtsh_ss(q.d);
-        y[b].c = -Offset * sum;
-        __builtin_memcpy(y[b].qs, q.qs, QK8_0);
-    }
-}
-
 // ---- Quantized dot products --------------------------------------------------------------
 //
 // A step covers two blocks. Operand half A holds the first 16 elements of each block, one
@@ -431,8 +410,8 @@ constexpr Kernels kAvx2 = {
         {nullptr, avx2::packed_gemm_f32},
         {nullptr, avx2::packed_gemm_f16},
         {nullptr, avx2::packed_gemm_bf16},
-        {quantize_q8_0c<128>, avx2::packed_gemm_q8_0},
-        {quantize_q8_0c<8>, avx2::packed_gemm_q4_0},
+        {quantize_q8_0c<128, quantize_q8_0>, avx2::packed_gemm_q8_0},
+        {quantize_q8_0c<8, quantize_q8_0>, avx2::packed_gemm_q4_0},
         {quantize_q8_K, avx2::packed_gemm_q4_K},
         {quantize_q8_K, avx2::packed_gemm_q6_K},
         {},

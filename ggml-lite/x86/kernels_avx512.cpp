@@ -231,22 +231,6 @@ struct QStep : TileStep<typename W::Block, block_q8_0, kStep, 2, false> {
 // FMA per token. The weight operands (Q4_0's nibbles split) are loaded once per block column
 // for up to kPackTokens tokens, and nothing is summed horizontally.
 
-// quantize_q8_0's bytes, with the float scale and c = -Offset sum(qs).
-template <int Offset>
-void quantize_q8_0c(const float* x, void* vy, int64_t n) {
-    auto* y = static_cast<block_q8_0c*>(vy);
-    for (int64_t b = 0; b < n / QK8_0; b++) {
-        block_q8_0 q;
-        quantize_q8_0(x + b * QK8_0, &q, QK8_0);
-        const __m512i lo = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<__m128i*>(q.qs)));
-        const __m512i hi =
-            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<__m128i*>(q.qs + 16)));
-        y[b].d = _cvtsh_ss(q.d);
-        y[b].c = -Offset * _mm512_reduce_add_epi32(_mm512_add_epi32(lo, hi));
-        __builtin_memcpy(y[b].qs, q.qs, QK8_0);
-    }
-}
-
 // The 8 unsigned operands of a block column; operand i pairs with activation bytes 4i..4i+3.
 struct PackedQ4 {  // low nibbles of words 0-3 (elements 4m..), then the high ones (16 + 4m..)
     using Block = block_q4_0x16;
@@ -654,8 +638,8 @@ constexpr Kernels kAvx512 = {
         {nullptr, packed_float_gemm<PackedF32>},
         {nullptr, packed_float_gemm<PackedF16>},
         {nullptr, packed_float_gemm<PackedBF16>},
-        {quantize_q8_0c<128>, packed_gemm<PackedQ8>},
-        {quantize_q8_0c<8>, packed_gemm<PackedQ4>},
+        {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedQ8>},
+        {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ4>},
         {quantize_q8_K, avx512::packed_gemm_q4_K},
         {quantize_q8_K, avx512::packed_gemm_q6_K},
         {},
