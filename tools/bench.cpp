@@ -9,7 +9,7 @@
 
 #include "common.h"
 #include "ggml-lite/bandwidth.h"
-#include "src/error.h"
+#include "src/base/error.h"
 
 namespace lila::tools {
 
@@ -59,7 +59,7 @@ Rate measure(int reps, int64_t n_tokens, F once) {
     once();
     std::vector<double> ts;
     for (int r = 0; r < reps; r++) {
-        const auto t0 = std::chrono::steady_clock::now();
+        const auto t0 = Clock::now();
         once();
         ts.push_back(n_tokens / seconds_since(t0));
     }

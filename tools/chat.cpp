@@ -19,8 +19,8 @@
 #include <string>
 
 #include "common.h"
-#include "src/chat.h"
-#include "src/error.h"
+#include "src/base/error.h"
+#include "src/chat/chat.h"
 
 namespace lila::tools {
 

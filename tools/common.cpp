@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "ggml-lite/cpu.h"
-#include "src/error.h"
-#include "src/mapped_file.h"
-#include "src/utf8.h"
+#include "src/base/error.h"
+#include "src/base/utf8.h"
+#include "src/io/mapped_file.h"
 
 namespace lila::tools {
 
@@ -45,10 +45,6 @@ std::string read_utf8_file(const std::string& path) {
     std::string text = read_file(path);
     require_utf8(text, path);
     return text;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void add_model_args(CLI::App* cmd, ModelArgs& a) {
@@ -130,7 +126,7 @@ std::string kernel_paths(const Model& m) {
 }
 
 std::unique_ptr<Model> load_model(const ModelArgs& a) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     auto model = Model::load(a.model, a.pack);
     if (a.verbose) {
         std::fprintf(stderr, "cpu: %s\n%s", ggml_lite::cpu_features().c_str(),

@@ -2,13 +2,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <memory>
 #include <string>
 
-#include "src/model.h"
-#include "src/sampler.h"
-#include "src/session.h"
+#include "src/base/clock.h"
+#include "src/runtime/model.h"
+#include "src/runtime/sampler.h"
+#include "src/runtime/session.h"
 
 namespace lila::tools {
 
@@ -57,8 +57,6 @@ void startup(int argc, char** argv);
 std::string read_utf8_file(const std::string& path);
 // Error("WHAT: not UTF-8 text ...") unless `text` is valid UTF-8.
 void require_utf8(std::string_view text, const std::string& what);
-
-double seconds_since(std::chrono::steady_clock::time_point t0);
 
 // Every subcommand registers itself on the app.
 void register_chat(CLI::App& app);

@@ -11,12 +11,12 @@
 #include <string>
 
 #include "common.h"
-#include "src/convert.h"
-#include "src/error.h"
-#include "src/gguf.h"
-#include "src/llama2c.h"
-#include "src/quantize.h"
-#include "src/random_model.h"
+#include "src/base/error.h"
+#include "src/convert/convert.h"
+#include "src/convert/llama2c.h"
+#include "src/convert/quantize.h"
+#include "src/convert/random_model.h"
+#include "src/io/gguf.h"
 
 namespace lila::tools {
 
@@ -84,7 +84,7 @@ void run(const ConvertArgs& a) {
     if (!a.input.empty() && !std::filesystem::exists(a.input)) {
         throw Error(a.input + ": no such file or directory");
     }
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     if (!a.random.empty()) {
         write_random_model(a.random, a.output, opts, 1, progress_printer());
     } else if (std::filesystem::is_directory(a.input)) {

@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "common.h"
-#include "src/error.h"
-#include "src/tokenizer.h"
+#include "src/base/error.h"
+#include "src/tokenizer/tokenizer.h"
 
 namespace lila::tools {
 
@@ -43,13 +43,13 @@ void run(const GenerateArgs& a) {
     for (int32_t id : ids) sampler.accept(id);
 
     if (!a.no_echo) write_out(prompt);
-    const auto t_prompt = std::chrono::steady_clock::now();
+    const auto t_prompt = Clock::now();
     std::vector<float> logits(tok.n_vocab());
     const float* out = session.eval(ids);
     const double prompt_s = seconds_since(t_prompt);
 
     StreamDecoder decoder(tok);
-    const auto t_gen = std::chrono::steady_clock::now();
+    const auto t_gen = Clock::now();
     int n_gen = 0;
     while (n_gen < a.n_predict) {
         std::copy(out, out + tok.n_vocab(), logits.begin());

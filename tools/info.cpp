@@ -3,7 +3,7 @@
 
 #include "common.h"
 #include "ggml-lite/cpu.h"
-#include "src/gguf.h"
+#include "src/io/gguf.h"
 
 namespace lila::tools {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "common.h"
-#include "src/error.h"
+#include "src/base/error.h"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "common.h"
-#include "src/error.h"
-#include "src/kl_divergence.h"
-#include "src/perplexity.h"
+#include "src/base/error.h"
+#include "src/eval/kl_divergence.h"
+#include "src/eval/perplexity.h"
 
 namespace lila::tools {
 
@@ -44,7 +44,7 @@ void run(const PerplexityArgs& a) {
     const std::string text = read_utf8_file(a.file);
     auto model = load_model(a.model);
     const Tokenizer& tok = model->tokenizer();
-    const auto t_tok = std::chrono::steady_clock::now();
+    const auto t_tok = Clock::now();
     const std::vector<int32_t> tokens = tok.encode(text, tok.vocab().add_bos, false);
     std::fprintf(stderr, "tokenized %s: %zu tokens in %.2f s\n", a.file.c_str(), tokens.size(),
                  seconds_since(t_tok));
@@ -70,7 +70,7 @@ void run(const PerplexityArgs& a) {
     if (base_out) cb.on_token = [&](const float* l, int32_t t) { base_out->add(l, t); };
     if (base_in) cb.on_token = [&](const float* l, int32_t t) { base_in->add(l, t); };
     const bool tty = isatty(fileno(stderr));
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     cb.on_chunk = [&](int64_t c, int64_t n, const PerplexityResult& r) {
         std::printf("[%lld]%.4f,", (long long)c + 1, r.ppl);
         std::fflush(stdout);

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "common.h"
-#include "src/error.h"
+#include "src/base/error.h"
 
 namespace lila::tools {
 

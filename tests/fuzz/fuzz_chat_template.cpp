@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "src/chat_template.h"
-#include "src/hf_tokenizer.h"
-#include "src/llama2c_tokenizer.h"
+#include "src/chat/chat_template.h"
+#include "src/tokenizer/hf_tokenizer.h"
+#include "src/tokenizer/llama2c_tokenizer.h"
 #include "tokenizer_checks.h"
 
 namespace lila {

@@ -3,7 +3,7 @@
 // bytes, the model binding (hyperparameters, shapes), the tokenizer built from the file's
 // vocabulary, the chat template, and a short forward pass.
 //
-// Promise under test (src/gguf.h, src/model.h): a corrupt file is a lila::Error, never a
+// Promise under test (src/io/gguf.h, src/runtime/model.h): a corrupt file is a lila::Error, never a
 // crash, an out-of-bounds read or another exception; what the reader accepts is consistent.
 #include <array>
 #include <memory>
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "fuzz_util.h"
-#include "src/chat_template.h"
-#include "src/gguf.h"
-#include "src/model.h"
-#include "src/session.h"
+#include "src/chat/chat_template.h"
+#include "src/io/gguf.h"
+#include "src/runtime/model.h"
+#include "src/runtime/session.h"
 
 namespace lila {
 namespace {

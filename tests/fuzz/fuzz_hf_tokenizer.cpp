@@ -4,14 +4,14 @@
 // the tokenizer built from the vocabulary read.
 //
 // Input: a flags byte (bits 0-1: which file the rest is), then the file.
-// Promise under test (src/hf_tokenizer.h): anything malformed is a lila::Error naming the
+// Promise under test (src/tokenizer/hf_tokenizer.h): anything malformed is a lila::Error naming the
 // file, never a crash or another exception.
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "src/hf_tokenizer.h"
+#include "src/tokenizer/hf_tokenizer.h"
 #include "tokenizer_checks.h"
 
 namespace lila {

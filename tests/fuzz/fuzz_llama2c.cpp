@@ -3,7 +3,7 @@
 // The tokenizer.bin beside it is made to fit the header's vocabulary, so inputs with a
 // plausible header convert all the way.
 //
-// Promises under test (src/llama2c.h): a truncated or inconsistent checkpoint is a
+// Promises under test (src/convert/llama2c.h): a truncated or inconsistent checkpoint is a
 // lila::Error, never a crash or an out-of-bounds read of the mapping; a checkpoint the
 // converter accepts gives a GGUF file that loads as a model.
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include <string>
 
 #include "fuzz_util.h"
-#include "src/llama2c.h"
-#include "src/model.h"
+#include "src/convert/llama2c.h"
+#include "src/runtime/model.h"
 
 namespace lila {
 namespace {

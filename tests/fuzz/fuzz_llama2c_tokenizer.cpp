@@ -2,11 +2,11 @@
 // vocabulary it read, on a fixed text and on ids.
 //
 // Input: a u16 vocabulary size (what the checkpoint header would say), then the file.
-// Promise under test (src/llama2c_tokenizer.h): a truncated or malformed file is a
+// Promise under test (src/tokenizer/llama2c_tokenizer.h): a truncated or malformed file is a
 // lila::Error, never a crash; a file it accepts gives a vocabulary the tokenizer takes.
 #include <cstring>
 
-#include "src/llama2c_tokenizer.h"
+#include "src/tokenizer/llama2c_tokenizer.h"
 #include "tokenizer_checks.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,7 +1,7 @@
 // The safetensors reader on arbitrary bytes, then what the Hugging Face converter does with
 // each tensor it accepted: every row converted to float.
 //
-// Promise under test (src/safetensors.h): a truncated or corrupt file is a lila::Error,
+// Promise under test (src/io/safetensors.h): a truncated or corrupt file is a lila::Error,
 // never a crash or another exception; an accepted tensor's bytes lie inside the file's data
 // and match its shape and dtype. The bounds are checked here against the header as parsed
 // independently, so a reader bug that lets a tensor run past the file is caught exactly.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
-#include "src/safetensors.h"
+#include "src/io/safetensors.h"
 
 namespace lila {
 namespace {

@@ -1,6 +1,6 @@
 // The byte-level BPE tokenizer (PCRE2 pre-tokenizer, merges by rank) on arbitrary bytes and
 // arbitrary ids, with the real Llama 3 vocabulary read from its tokenizer.json.
-#include "src/hf_tokenizer.h"
+#include "src/tokenizer/hf_tokenizer.h"
 #include "tokenizer_checks.h"
 
 namespace {

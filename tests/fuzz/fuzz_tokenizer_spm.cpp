@@ -2,8 +2,8 @@
 // vocabularies lila meets: llama2.c's tok512 (stories260K) and Llama 2's 32000 pieces.
 #include <memory>
 
-#include "src/hf_tokenizer.h"
-#include "src/llama2c_tokenizer.h"
+#include "src/tokenizer/hf_tokenizer.h"
+#include "src/tokenizer/llama2c_tokenizer.h"
 #include "tokenizer_checks.h"
 
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "src/error.h"
+#include "src/base/error.h"
 
 namespace lila::fuzz {
 

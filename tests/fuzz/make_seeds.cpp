@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "src/convert.h"
-#include "src/error.h"
-#include "src/gguf.h"
-#include "src/hf_tokenizer.h"
-#include "src/llama2c_tokenizer.h"
-#include "src/model.h"
+#include "src/base/error.h"
+#include "src/convert/convert.h"
+#include "src/io/gguf.h"
+#include "src/runtime/model.h"
+#include "src/tokenizer/hf_tokenizer.h"
+#include "src/tokenizer/llama2c_tokenizer.h"
 
 namespace lila {
 namespace {

@@ -1,4 +1,4 @@
-// What every tokenizer promises (src/tokenizer.h), checked on arbitrary input: ids in range,
+// What every tokenizer promises (src/tokenizer/tokenizer.h), checked on arbitrary input: ids in range,
 // decode(encode(s)) == s for any bytes, the streaming decoder agreeing with decode(), and
 // ids outside the vocabulary rejected with an Error.
 #pragma once
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "fuzz_util.h"
-#include "src/tokenizer.h"
-#include "src/utf8.h"
+#include "src/base/utf8.h"
+#include "src/tokenizer/tokenizer.h"
 
 namespace lila::fuzz {
 

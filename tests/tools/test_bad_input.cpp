@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/stories.h"
 #include "run_lila.h"
-#include "src/gguf.h"
-#include "src/stories.h"
+#include "src/io/gguf.h"
 #include "test_util.h"
 
 namespace lila {

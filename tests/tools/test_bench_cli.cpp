@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/stories.h"
 #include "run_lila.h"
-#include "src/stories.h"
 #include "test_util.h"
 
 namespace lila {

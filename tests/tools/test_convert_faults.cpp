@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "src/stories.h"
+#include "fixtures/stories.h"
 #include "test_util.h"
 
 namespace lila {

@@ -1,0 +1,84 @@
+#include <algorithm>
+#include <memory>
+
+#include "src/convert/convert.h"
+#include "src/convert/quantize.h"
+
+namespace lila {
+
+namespace {
+
+// The layers (one past the highest N of a "blk.N." tensor) and whether the output matrix is
+// token_embd's, read from the tensors themselves, whatever the architecture.
+ModelLayout layout_of(const GGUFFile& f) {
+    ModelLayout m;
+    bool has_output = false;
+    for (const GGUFTensorInfo& t : f.tensors()) {
+        has_output |= t.name == "output.weight";
+        m.n_layer = std::max(m.n_layer, tensor_layer(t.name) + 1);
+    }
+    m.tied_output = !has_output;
+    return m;
+}
+
+}  // namespace
+
+void set_llama_metadata(GGUFWriter& w, const HParams& hp, const std::string& name, FileType type) {
+    auto u32 = [](int64_t v) { return GGUFValue::u32(static_cast<uint32_t>(v)); };
+    w.set("general.architecture", GGUFValue::string("llama"));
+    w.set("general.name", GGUFValue::string(name));
+    w.set("general.file_type", GGUFValue::u32(gguf_file_type(type)));
+    w.set("general.quantization_version", GGUFValue::u32(2));
+    w.set("llama.vocab_size", u32(hp.n_vocab));
+    w.set("llama.context_length", u32(hp.n_ctx_train));
+    w.set("llama.embedding_length", u32(hp.n_embd));
+    w.set("llama.block_count", u32(hp.n_layer));
+    w.set("llama.feed_forward_length", u32(hp.n_ff));
+    w.set("llama.attention.head_count", u32(hp.n_head));
+    w.set("llama.attention.head_count_kv", u32(hp.n_head_kv));
+    w.set("llama.attention.layer_norm_rms_epsilon", GGUFValue::f32(hp.norm_eps));
+    w.set("llama.rope.dimension_count", u32(hp.rope_dim));
+    w.set("llama.rope.freq_base", GGUFValue::f32(hp.rope_theta));
+}
+
+void add_float_tensor(GGUFWriter& w, const std::string& name, int64_t rows, int64_t cols,
+                      const ConvertOptions& opts, const ModelLayout& model, FloatSource source) {
+    const std::vector<int64_t> shape =
+        rows == 1 ? std::vector<int64_t>{cols} : std::vector<int64_t>{cols, rows};
+    const ggml_lite::Type type = tensor_type(opts.type, name, shape, model);
+    const int n_threads = opts.n_threads;
+    w.add_tensor(name, type, shape, [=](std::vector<uint8_t>& bytes) {
+        std::vector<float> scratch;
+        quantize_rows(source(scratch), type, rows, cols, n_threads, bytes);
+    });
+}
+
+void requantize_gguf(const std::string& in, const std::string& out, const ConvertOptions& opts,
+                     const GGUFWriter::Progress& progress) {
+    std::shared_ptr<const GGUFFile> src = GGUFFile::open(in);
+    GGUFWriter gw;
+    for (const auto& [key, value] : src->metadata()) gw.set(key, value);
+    gw.set("general.file_type", GGUFValue::u32(gguf_file_type(opts.type)));
+    if (!opts.name.empty()) gw.set("general.name", GGUFValue::string(opts.name));
+
+    const ModelLayout model = layout_of(*src);
+    for (const GGUFTensorInfo& t : src->tensors()) {
+        const ggml_lite::Type type = tensor_type(opts.type, t.name, t.shape, model);
+        const int n_threads = opts.n_threads;
+        gw.add_tensor(t.name, type, t.shape,
+                      [src, &t, type, n_threads](std::vector<uint8_t>& bytes) {
+                          if (type == t.type) {
+                              const auto* p = static_cast<const uint8_t*>(t.data);
+                              bytes.assign(p, p + t.nbytes);
+                              return;
+                          }
+                          const int64_t cols = t.shape[0], rows = t.n_elements() / cols;
+                          std::vector<float> f(t.n_elements());
+                          ggml_lite::traits(t.type).to_float(t.data, f.data(), t.n_elements());
+                          quantize_rows(f.data(), type, rows, cols, n_threads, bytes);
+                      });
+    }
+    gw.write(out, progress);
+}
+
+}  // namespace lila

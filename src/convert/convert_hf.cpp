@@ -1,0 +1,303 @@
+// Hugging Face checkpoint directories -> GGUF, after llama.cpp's convert_hf_to_gguf.py:
+// config.json gives the hyperparameters, safetensors the weights (renamed to GGUF's names,
+// q/k rows un-permuted), the tokenizer files the vocabulary.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <numbers>
+#include <optional>
+#include <set>
+
+#include "src/base/error.h"
+#include "src/convert/convert.h"
+#include "src/io/safetensors.h"
+#include "src/tokenizer/hf_tokenizer.h"
+
+namespace lila {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kArchitectures[] = {"LlamaForCausalLM", "MistralForCausalLM",
+                                          "Qwen2ForCausalLM"};
+
+struct HfModel {
+    HParams hp;
+    bool explicit_head_dim = false;   // config.json names head_dim
+    bool tied_embeddings = false;     // no lm_head: the output layer is the embedding
+    std::vector<float> rope_factors;  // Llama 3.1 "llama3" RoPE scaling; empty when none
+};
+
+// Llama 3.1's long-context RoPE scaling as per-frequency divisors (rope_freqs.weight),
+// computed as llama.cpp's converter does, in float32 like its torch code: high frequencies
+// keep factor 1, low ones get `factor`, those between are interpolated.
+std::vector<float> llama3_rope_factors(const json& scaling, float theta, int64_t head_dim,
+                                       const std::string& where) {
+    auto get = [&](const char* key, float fallback) {
+        const auto it = scaling.find(key);
+        return it != scaling.end() && it->is_number() ? it->get<float>() : fallback;
+    };
+    const float factor = get("factor", 8.0f);
+    const float low_freq_factor = get("low_freq_factor", 1.0f);
+    const float high_freq_factor = get("high_freq_factor", 4.0f);
+    const float old_context_len = get("original_max_position_embeddings", 8192.0f);
+    const float low_freq_wavelen = old_context_len / low_freq_factor;
+    const float high_freq_wavelen = old_context_len / high_freq_factor;
+    if (low_freq_wavelen == high_freq_wavelen) {
+        throw Error(where + ": rope_scaling: low_freq_factor equals high_freq_factor");
+    }
+
+    std::vector<float> factors;
+    for (int64_t i = 0; i < head_dim; i += 2) {
+        const float freq = 1.0f / std::pow(theta, float(i) / float(head_dim));
+        const float wavelen = float(2 * std::numbers::pi) / freq;
+        if (wavelen < high_freq_wavelen) {
+            factors.push_back(1.0f);
+        } else if (wavelen > low_freq_wavelen) {
+            factors.push_back(factor);
+        } else {
+            const float smooth = (old_context_len / wavelen - low_freq_factor) /
+                                 (high_freq_factor - low_freq_factor);
+            factors.push_back(1.0f / ((1.0f - smooth) / factor + smooth));
+        }
+    }
+    return factors;
+}
+
+HfModel read_config(const std::string& dir) {
+    const std::string where = (fs::path(dir) / "config.json").string();
+    if (!fs::exists(where)) throw Error(dir + ": no config.json (not a Hugging Face model?)");
+    const json c = read_json_file(where);
+    auto fail = [&](const std::string& problem) -> int64_t { throw Error(where + ": " + problem); };
+
+    std::string supported;
+    for (const char* a : kArchitectures)
+        supported += (supported.empty() ? "" : ", ") + std::string(a);
+    const auto archs = c.find("architectures");
+    const std::string arch =
+        archs != c.end() && archs->is_array() && !archs->empty() && (*archs)[0].is_string()
+            ? (*archs)[0].get<std::string>()
+            : "";
+    if (std::find(std::begin(kArchitectures), std::end(kArchitectures), arch) ==
+        std::end(kArchitectures)) {
+        fail("architecture '" + arch + "' is not supported (supported: " + supported + ")");
+    }
+
+    auto number = [&](const char* key) -> const json* {
+        const auto it = c.find(key);
+        return it == c.end() || it->is_null() ? nullptr : &*it;
+    };
+    auto count = [&](const char* key, std::optional<int64_t> fallback = {}) {
+        const json* v = number(key);
+        if (!v) return fallback ? *fallback : fail(std::string("missing ") + key);
+        if (!v->is_number_unsigned() || v->get<uint64_t>() == 0 ||
+            v->get<uint64_t>() > (1u << 30)) {
+            fail(std::string(key) + " = " + v->dump() + " is out of range");
+        }
+        return v->get<int64_t>();
+    };
+    auto real = [&](const char* key, double fallback) {
+        const json* v = number(key);
+        if (v && !v->is_number()) fail(std::string(key) + " is not a number");
+        return v ? v->get<double>() : fallback;
+    };
+
+    HfModel m;
+    HParams& hp = m.hp;
+    hp.n_vocab = count("vocab_size");
+    hp.n_embd = count("hidden_size");
+    hp.n_layer = count("num_hidden_layers");
+    hp.n_head = count("num_attention_heads");
+    hp.n_head_kv = count("num_key_value_heads", hp.n_head);
+    hp.n_ff = count("intermediate_size");
+    hp.n_ctx_train = count("max_position_embeddings");
+    hp.norm_eps = float(real("rms_norm_eps", 1e-6));  // transformers' default
+    m.explicit_head_dim = number("head_dim") != nullptr;
+    hp.head_dim = count("head_dim", hp.n_embd / hp.n_head);
+    hp.rope_dim = hp.head_dim;
+    if (hp.n_head % hp.n_head_kv != 0 || hp.head_dim % 2 != 0 ||
+        (!m.explicit_head_dim && hp.n_embd % hp.n_head != 0)) {
+        fail("inconsistent attention shape: " + std::to_string(hp.n_head) + " heads, " +
+             std::to_string(hp.n_head_kv) + " KV heads of " + std::to_string(hp.head_dim));
+    }
+    if (const json* act = number("hidden_act"); act && *act != "silu") {
+        fail("hidden_act " + act->dump() + " is not supported (silu)");
+    }
+    if (const json* bias = number("mlp_bias"); bias && bias->is_boolean() && bias->get<bool>()) {
+        fail("mlp_bias is not supported");
+    }
+    const json* tie = number("tie_word_embeddings");
+    m.tied_embeddings = tie && tie->is_boolean() && tie->get<bool>();
+
+    // transformers >= 5 keeps RoPE settings in rope_parameters, older ones in rope_scaling.
+    const json* rope = number("rope_parameters");
+    if (!rope) rope = number("rope_scaling");
+    hp.rope_theta = float(real("rope_theta", 10000.0));
+    if (rope && rope->is_object()) {
+        if (const auto t = rope->find("rope_theta"); t != rope->end() && t->is_number()) {
+            hp.rope_theta = t->get<float>();
+        }
+        std::string type = rope->value("rope_type", rope->value("type", std::string("default")));
+        if (type == "llama3") {
+            m.rope_factors = llama3_rope_factors(*rope, hp.rope_theta, hp.head_dim, where);
+        } else if (type != "default") {
+            fail("rope_scaling type '" + type + "' is not supported (llama3)");
+        }
+    }
+    return m;
+}
+
+// GGUF row r of a q/k projection (or element r of its bias) is HF row src_row(r): HF
+// rotates halves (i, i + d/2) of each head, GGUF adjacent pairs (2i, 2i + 1). This is the
+// inverse of llama.cpp's LlamaModel.permute: reshape(n_head, 2, d/2, ...).swapaxes(1, 2).
+int64_t src_row(int64_t r, int64_t head_dim) {
+    const int64_t head = r / head_dim, k = r % head_dim;
+    return head * head_dim + (k % 2) * (head_dim / 2) + k / 2;
+}
+
+class TensorAdder {
+public:
+    TensorAdder(GGUFWriter& w, std::string dir, std::shared_ptr<const SafetensorsModel> st,
+                const ConvertOptions& opts, const ModelLayout& model)
+        : w_(w), dir_(std::move(dir)), st_(std::move(st)), opts_(opts), model_(model) {}
+
+    // Adds GGUF tensor `name` from HF tensor `hf` of shape [rows][cols] (rows 0: 1-D of
+    // cols); `head_dim` > 0 un-permutes its rows for RoPE. Error when the checkpoint lacks
+    // it (unless optional) or its shape differs.
+    void add(const std::string& name, const std::string& hf, int64_t rows, int64_t cols,
+             int64_t head_dim = 0, bool optional = false) {
+        const SafeTensor* t = st_->find(hf);
+        if (!t) {
+            if (optional) return;
+            throw Error(dir_ + ": missing tensor " + hf);
+        }
+        used_.insert(hf);
+        const std::vector<int64_t> want =
+            rows ? std::vector<int64_t>{rows, cols} : std::vector<int64_t>{cols};
+        if (t->shape != want) {
+            throw Error(dir_ + ": tensor " + hf + " has shape " + shape_str(t->shape) +
+                        ", config.json implies " + shape_str(want));
+        }
+        const int64_t n_rows = rows ? rows : 1;
+        auto st = st_;  // keeps the mappings alive until the writer asks for the data
+        auto source = [st, t, head_dim](std::vector<float>& f) {
+            f.resize(size_t(t->n_elements()));
+            if (head_dim == 0) {
+                t->rows_to_float(0, t->rows(), f.data());
+            } else if (t->shape.size() == 1) {
+                std::vector<float> hf(f.size());
+                t->rows_to_float(0, 1, hf.data());
+                for (size_t r = 0; r < f.size(); r++) f[r] = hf[src_row(int64_t(r), head_dim)];
+            } else {
+                const int64_t cols = t->cols();
+                for (int64_t r = 0; r < t->rows(); r++) {
+                    t->rows_to_float(src_row(r, head_dim), 1, f.data() + r * cols);
+                }
+            }
+            return f.data();
+        };
+        add_float_tensor(w_, name, n_rows, cols, opts_, model_, source);
+    }
+
+    bool has(const std::string& hf) const { return st_->find(hf) != nullptr; }
+
+    // Every checkpoint tensor must have been converted: anything else is a part of the
+    // model lila would silently drop. RoPE caches of old checkpoints are recomputed.
+    void check_all_used() const {
+        for (const SafeTensor* t : st_->tensors()) {
+            if (!used_.count(t->name) && !t->name.ends_with(".rotary_emb.inv_freq")) {
+                throw Error(dir_ + ": tensor " + t->name + " is not part of a supported model");
+            }
+        }
+    }
+
+private:
+    static std::string shape_str(const std::vector<int64_t>& s) {
+        std::string out = "[";
+        for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
+        return out + "]";
+    }
+
+    GGUFWriter& w_;
+    std::string dir_;
+    std::shared_ptr<const SafetensorsModel> st_;
+    const ConvertOptions& opts_;
+    ModelLayout model_;
+    std::set<std::string> used_;
+};
+
+std::string model_name(const std::string& dir) {
+    fs::path p = fs::path(dir).lexically_normal();
+    if (p.filename().empty()) p = p.parent_path();
+    return p.filename().string();
+}
+
+void convert(const std::string& dir, const std::string& out, const ConvertOptions& opts,
+             const GGUFWriter::Progress& progress) {
+    const HfModel m = read_config(dir);
+    const HParams& hp = m.hp;
+    const HfTokenizer tok = read_hf_tokenizer(dir, hp.n_vocab);
+    auto st = SafetensorsModel::open(dir);
+
+    GGUFWriter gw;
+    set_llama_metadata(gw, hp, opts.name.empty() ? model_name(dir) : opts.name, opts.type);
+    if (m.explicit_head_dim) {
+        gw.set("llama.attention.key_length", GGUFValue::u32(uint32_t(hp.head_dim)));
+        gw.set("llama.attention.value_length", GGUFValue::u32(uint32_t(hp.head_dim)));
+    }
+    tok.vocab.to_gguf(gw);
+    if (!tok.chat_template.empty()) {
+        gw.set("tokenizer.chat_template", GGUFValue::string(tok.chat_template));
+    }
+
+    // token_embd is the output matrix too when tied embeddings leave no lm_head to write.
+    const ModelLayout model{hp.n_layer, m.tied_embeddings && !st->find("lm_head.weight")};
+    if (!m.rope_factors.empty()) {
+        const auto factors = std::make_shared<const std::vector<float>>(m.rope_factors);
+        add_float_tensor(gw, "rope_freqs.weight", 1, int64_t(factors->size()), opts, model,
+                         [factors](auto&) { return factors->data(); });
+    }
+    TensorAdder t(gw, dir, st, opts, model);
+    const int64_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), hd = hp.head_dim;
+    t.add("token_embd.weight", "model.embed_tokens.weight", hp.n_vocab, hp.n_embd);
+    for (int64_t l = 0; l < hp.n_layer; l++) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        const std::string h = "model.layers." + std::to_string(l) + ".";
+        t.add(p + "attn_norm.weight", h + "input_layernorm.weight", 0, hp.n_embd);
+        t.add(p + "attn_q.weight", h + "self_attn.q_proj.weight", q_dim, hp.n_embd, hd);
+        t.add(p + "attn_k.weight", h + "self_attn.k_proj.weight", kv_dim, hp.n_embd, hd);
+        t.add(p + "attn_v.weight", h + "self_attn.v_proj.weight", kv_dim, hp.n_embd);
+        // Qwen2's biases (llama.cpp keeps Qwen2's halves layout and rotates with NEOX RoPE;
+        // lila has one RoPE, so q/k biases are un-permuted like their weights).
+        t.add(p + "attn_q.bias", h + "self_attn.q_proj.bias", 0, q_dim, hd, true);
+        t.add(p + "attn_k.bias", h + "self_attn.k_proj.bias", 0, kv_dim, hd, true);
+        t.add(p + "attn_v.bias", h + "self_attn.v_proj.bias", 0, kv_dim, 0, true);
+        t.add(p + "attn_output.weight", h + "self_attn.o_proj.weight", hp.n_embd, q_dim);
+        t.add(p + "ffn_norm.weight", h + "post_attention_layernorm.weight", 0, hp.n_embd);
+        t.add(p + "ffn_gate.weight", h + "mlp.gate_proj.weight", hp.n_ff, hp.n_embd);
+        t.add(p + "ffn_up.weight", h + "mlp.up_proj.weight", hp.n_ff, hp.n_embd);
+        t.add(p + "ffn_down.weight", h + "mlp.down_proj.weight", hp.n_embd, hp.n_ff);
+    }
+    t.add("output_norm.weight", "model.norm.weight", 0, hp.n_embd);
+    // Tied embeddings write no output.weight: the loader uses token_embd for both.
+    t.add("output.weight", "lm_head.weight", hp.n_vocab, hp.n_embd, 0, m.tied_embeddings);
+    t.check_all_used();
+
+    gw.write(out, progress);
+}
+
+}  // namespace
+
+void convert_hf(const std::string& dir, const std::string& out, const ConvertOptions& opts,
+                const GGUFWriter::Progress& progress) {
+    try {
+        convert(dir, out, opts, progress);
+    } catch (const json::exception& e) {  // a config value of the wrong JSON type
+        throw Error(dir + ": unexpected content in config.json: " + e.what());
+    }
+}
+
+}  // namespace lila

@@ -1,0 +1,67 @@
+#include "src/io/file_type.h"
+
+#include <cctype>
+#include <span>
+#include <stdexcept>
+
+namespace lila {
+
+using ggml_lite::Type;
+
+namespace {
+
+// The file types --type accepts, in the order help lists them, with llama.cpp's id for each.
+struct FileTypeRow {
+    FileType ft;
+    uint32_t gguf_id;
+};
+
+std::span<const FileTypeRow> file_type_rows() {
+    static const FileTypeRow rows[] = {
+        {Type::F32, 0},   {Type::F16, 1},           {Type::BF16, 32}, {Type::Q8_0, 7},
+        {Type::Q4_0, 2},  {Type::Q4_K, 14},  // llama.cpp has no all-Q4_K file type; its "mostly
+                                             // Q4_K" one is Q4_K_S
+        {Type::Q6_K, 18}, {FileType::Q4_K_M(), 15},
+    };
+    return rows;
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); i++) {
+        if (std::tolower(static_cast<unsigned char>(a[i])) !=
+            std::tolower(static_cast<unsigned char>(b[i]))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+std::optional<FileType> file_type_from_name(std::string_view name) {
+    for (const FileTypeRow& row : file_type_rows()) {
+        if (same_name(name, file_type_name(row.ft))) return row.ft;
+    }
+    return std::nullopt;
+}
+
+std::string file_type_name(FileType ft) {
+    return std::string(ggml_lite::type_name(ft.base)) + (ft.q4_k_m ? "_m" : "");
+}
+
+std::string file_type_names() {
+    std::string names;
+    for (const FileTypeRow& row : file_type_rows())
+        names += (names.empty() ? "" : ", ") + file_type_name(row.ft);
+    return names;
+}
+
+uint32_t gguf_file_type(FileType ft) {
+    for (const FileTypeRow& row : file_type_rows()) {
+        if (row.ft == ft) return row.gguf_id;
+    }
+    throw std::invalid_argument("gguf_file_type: no GGUF file type for " + file_type_name(ft));
+}
+
+}  // namespace lila

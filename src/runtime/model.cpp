@@ -1,0 +1,195 @@
+#include "src/runtime/model.h"
+
+#include <filesystem>
+#include <map>
+
+#include "src/base/error.h"
+#include "src/io/file_type.h"
+
+namespace lila {
+
+namespace {
+
+using ggml_lite::Matrix;
+using ggml_lite::Type;
+
+class Binder {
+public:
+    explicit Binder(const GGUFFile& f) : f_(f) {}
+
+    const GGUFTensorInfo* find(const std::string& name) const { return f_.find_tensor(name); }
+
+    const GGUFTensorInfo& require(const std::string& name) const {
+        const GGUFTensorInfo* t = f_.find_tensor(name);
+        if (!t) throw Error(f_.path() + ": missing tensor " + name);
+        return *t;
+    }
+
+    // A 2-D weight [rows][cols] (GGUF shape (cols, rows)).
+    Matrix matrix(const std::string& name, int64_t rows, int64_t cols) const {
+        const GGUFTensorInfo& t = require(name);
+        check_shape(t, {cols, rows});
+        return Matrix{t.type, rows, cols, t.data};
+    }
+
+    // A 1-D tensor of n floats, converted to F32.
+    std::vector<float> vector(const std::string& name, int64_t n) const {
+        const GGUFTensorInfo& t = require(name);
+        check_shape(t, {n});
+        std::vector<float> v(n);
+        ggml_lite::traits(t.type).to_float(t.data, v.data(), n);
+        return v;
+    }
+
+    std::vector<float> optional_vector(const std::string& name, int64_t n) const {
+        return find(name) ? vector(name, n) : std::vector<float>{};
+    }
+
+private:
+    // Trailing dimensions of 1 are implied, as in ggml: a writer may leave them out (ggml's
+    // own drops them), so an (8, 1) matrix can be stored as shape (8).
+    void check_shape(const GGUFTensorInfo& t, const std::vector<int64_t>& want) const {
+        const auto trimmed = [](std::vector<int64_t> s) {
+            while (s.size() > 1 && s.back() == 1) s.pop_back();
+            return s;
+        };
+        if (trimmed(t.shape) == trimmed(want)) return;
+        auto str = [](const std::vector<int64_t>& s) {
+            std::string out = "(";
+            for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
+            return out + ")";
+        };
+        throw Error(f_.path() + ": tensor " + t.name + " has shape " + str(t.shape) +
+                    ", expected " + str(want));
+    }
+
+    const GGUFFile& f_;
+};
+
+int64_t positive(const GGUFFile& f, const std::string& key, int64_t v) {
+    if (v <= 0 || v > (int64_t{1} << 31)) {
+        throw Error(f.path() + ": metadata " + key + " = " + std::to_string(v) +
+                    " is out of range");
+    }
+    return v;
+}
+
+HParams read_hparams(const GGUFFile& f, const std::string& arch, int64_t n_vocab) {
+    auto req = [&](const std::string& k) {
+        return positive(f, arch + "." + k, f.require_int(arch + "." + k));
+    };
+    HParams hp;
+    hp.n_vocab = n_vocab;
+    hp.n_embd = req("embedding_length");
+    hp.n_layer = req("block_count");
+    hp.n_head = req("attention.head_count");
+    hp.n_head_kv = f.get_int(arch + ".attention.head_count_kv").value_or(hp.n_head);
+    hp.n_ff = req("feed_forward_length");
+    hp.n_ctx_train = req("context_length");
+    hp.norm_eps =
+        static_cast<float>(f.get_float(arch + ".attention.layer_norm_rms_epsilon").value_or(1e-5));
+    hp.rope_theta = static_cast<float>(f.get_float(arch + ".rope.freq_base").value_or(10000.0));
+    positive(f, arch + ".attention.head_count_kv", hp.n_head_kv);
+
+    if (hp.n_embd % hp.n_head != 0 || hp.n_head % hp.n_head_kv != 0) {
+        throw Error(f.path() + ": inconsistent attention shape: " + std::to_string(hp.n_embd) +
+                    " wide with " + std::to_string(hp.n_head) + " heads and " +
+                    std::to_string(hp.n_head_kv) + " KV heads");
+    }
+    // Range-checked like the counts above: a negative or huge size would go on to size
+    // buffers and products of sizes.
+    const std::string key_length = arch + ".attention.key_length";
+    const std::string rope_dims = arch + ".rope.dimension_count";
+    hp.head_dim = positive(f, key_length, f.get_int(key_length).value_or(hp.n_embd / hp.n_head));
+    hp.rope_dim = positive(f, rope_dims, f.get_int(rope_dims).value_or(hp.head_dim));
+    if (hp.head_dim % 2 != 0 || hp.rope_dim % 2 != 0 || hp.rope_dim > hp.head_dim) {
+        throw Error(f.path() + ": unsupported head size " + std::to_string(hp.head_dim) +
+                    " / rope dimension " + std::to_string(hp.rope_dim));
+    }
+    return hp;
+}
+
+}  // namespace
+
+std::unique_ptr<Model> Model::load(const std::string& path, bool pack) {
+    auto m = std::make_unique<Model>();
+    m->file_ = GGUFFile::open(path);
+    const GGUFFile& f = *m->file_;
+
+    const std::string arch = f.get_string("general.architecture").value_or("");
+    if (arch != "llama") {
+        throw Error(path + ": unsupported architecture '" + arch + "' (supported: llama)");
+    }
+    m->tokenizer_ = Tokenizer::create(Vocab::from_gguf(f));
+    m->hp = read_hparams(f, arch, m->tokenizer_->n_vocab());
+    const HParams& hp = m->hp;
+
+    Binder b(f);
+    m->tok_embd = b.matrix("token_embd.weight", hp.n_vocab, hp.n_embd);
+    m->output_norm = b.vector("output_norm.weight", hp.n_embd);
+    m->output =
+        b.find("output.weight") ? b.matrix("output.weight", hp.n_vocab, hp.n_embd) : m->tok_embd;
+    m->rope_freq_factors = b.optional_vector("rope_freqs.weight", hp.rope_dim / 2);
+
+    for (int64_t i = 0; i < hp.n_layer; i++) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        Layer& l = m->layers.emplace_back();
+        l.attn_norm = b.vector(p + "attn_norm.weight", hp.n_embd);
+        l.ffn_norm = b.vector(p + "ffn_norm.weight", hp.n_embd);
+        l.wq = b.matrix(p + "attn_q.weight", hp.q_dim(), hp.n_embd);
+        l.wk = b.matrix(p + "attn_k.weight", hp.kv_dim(), hp.n_embd);
+        l.wv = b.matrix(p + "attn_v.weight", hp.kv_dim(), hp.n_embd);
+        l.wo = b.matrix(p + "attn_output.weight", hp.n_embd, hp.q_dim());
+        l.bq = b.optional_vector(p + "attn_q.bias", hp.q_dim());
+        l.bk = b.optional_vector(p + "attn_k.bias", hp.kv_dim());
+        l.bv = b.optional_vector(p + "attn_v.bias", hp.kv_dim());
+        l.w1 = b.matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd);
+        l.w2 = b.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
+        l.w3 = b.matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd);
+    }
+    if (pack) {
+        // The LM head, even when it is the embedding table: get_row reads tok_embd's own
+        // rows, which stay as they are.
+        std::vector<ggml_lite::Matrix*> matrices{&m->output};
+        for (Layer& l : m->layers) {
+            for (ggml_lite::Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
+                matrices.push_back(w);
+        }
+        // matmul reads only the packed copies, so the file's pages are dropped as they are
+        // copied: memory holds the weights once, at the peak too. (The rows get_row looks up
+        // in a packed embedding table come back from the page cache.)
+        m->packed_ = ggml_lite::pack_weights(matrices, 0, [&f](const ggml_lite::Matrix& w) {
+            f.release(w.data, ggml_lite::row_size(w.type, w.cols) * w.rows);
+        });
+    }
+    return m;
+}
+
+std::string Model::name() const {
+    if (auto n = file_->get_string("general.name"); n && !n->empty()) return *n;
+    return std::filesystem::path(file_->path()).stem().string();
+}
+
+std::string Model::type_summary() const {
+    std::map<std::string, size_t> bytes_by_type;
+    for (const GGUFTensorInfo& t : file_->tensors()) {
+        if (t.shape.size() >= 2) bytes_by_type[ggml_lite::type_name(t.type)] += t.nbytes;
+    }
+    std::string best;
+    size_t most = 0;
+    for (const auto& [name, bytes] : bytes_by_type) {
+        if (bytes > most) most = bytes, best = name;
+    }
+    // A mix is named by its file type: Q4_K_M's majority type alone would read "q4_k".
+    if (best == "q4_k" && file_->get_int("general.file_type") == gguf_file_type(FileType::Q4_K_M()))
+        return file_type_name(FileType::Q4_K_M());
+    return best;
+}
+
+size_t Model::weight_bytes() const {
+    size_t total = 0;
+    for (const GGUFTensorInfo& t : file_->tensors()) total += t.nbytes;
+    return total;
+}
+
+}  // namespace lila

@@ -1,0 +1,259 @@
+// The per-tensor type rules of the converters (llama.cpp's Q4_K_M mix, fallbacks for rows that
+// do not split into blocks), and models written with k-quants running through the forward pass.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "fixtures/stories.h"
+#include "src/convert/convert.h"
+#include "src/convert/quantize.h"
+#include "src/runtime/model.h"
+#include "src/runtime/session.h"
+#include "src/tokenizer/vocab.h"
+
+namespace lila {
+namespace {
+
+using ggml_lite::Type;
+
+TEST(TensorTypes, LayerOfName) {
+    EXPECT_EQ(tensor_layer("blk.0.attn_v.weight"), 0);
+    EXPECT_EQ(tensor_layer("blk.31.ffn_down.weight"), 31);
+    EXPECT_EQ(tensor_layer("token_embd.weight"), -1);
+    EXPECT_EQ(tensor_layer("blk.x.attn_v.weight"), -1);
+    EXPECT_EQ(tensor_layer("blk.12"), -1);
+}
+
+// llama.cpp's use_more_bits: 32 layers (Llama 2 7B) give layers 0-3 and 28-31, and every
+// third from 6: half of them.
+TEST(TensorTypes, MoreBitsLayers) {
+    std::set<int64_t> more;
+    for (int64_t l = 0; l < 32; l++) {
+        if (use_more_bits(l, 32)) more.insert(l);
+    }
+    EXPECT_EQ(more, (std::set<int64_t>{0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31}));
+    more.clear();
+    for (int64_t l = 0; l < 22; l++) {  // TinyLlama: n/8 = 2, 7n/8 = 19
+        if (use_more_bits(l, 22)) more.insert(l);
+    }
+    EXPECT_EQ(more, (std::set<int64_t>{0, 1, 4, 7, 10, 13, 16, 19, 20, 21}));
+}
+
+// The Q4_K_M mix on Llama 2 7B shapes (4096 wide, FFN 11008: every row splits into 256s).
+TEST(TensorTypes, Q4_K_MOnLlamaShapes) {
+    const ModelLayout untied{32, false}, tied{32, true};
+    const FileType q4km = FileType::Q4_K_M();
+    const std::vector<int64_t> square{4096, 4096}, ffn_in{4096, 11008}, ffn_out{11008, 4096};
+    const std::vector<int64_t> vocab{4096, 32000}, norm{4096};
+    for (int64_t l = 0; l < 32; l++) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        const Type more = use_more_bits(l, 32) ? Type::Q6_K : Type::Q4_K;
+        EXPECT_EQ(tensor_type(q4km, b + "attn_v.weight", {4096, 1024}, untied), more) << l;
+        EXPECT_EQ(tensor_type(q4km, b + "ffn_down.weight", ffn_out, untied), more) << l;
+        for (const char* t : {"attn_q.weight", "attn_k.weight", "attn_output.weight"}) {
+            EXPECT_EQ(tensor_type(q4km, b + t, square, untied), Type::Q4_K) << b + t;
+        }
+        EXPECT_EQ(tensor_type(q4km, b + "ffn_gate.weight", ffn_in, untied), Type::Q4_K);
+        EXPECT_EQ(tensor_type(q4km, b + "ffn_up.weight", ffn_in, untied), Type::Q4_K);
+        EXPECT_EQ(tensor_type(q4km, b + "attn_norm.weight", norm, untied), Type::F32);
+        EXPECT_EQ(tensor_type(q4km, b + "attn_q.bias", norm, untied), Type::F32);
+    }
+    EXPECT_EQ(tensor_type(q4km, "output.weight", vocab, untied), Type::Q6_K);
+    EXPECT_EQ(tensor_type(q4km, "token_embd.weight", vocab, untied), Type::Q4_K);
+    EXPECT_EQ(tensor_type(q4km, "token_embd.weight", vocab, tied), Type::Q6_K);  // also output
+    EXPECT_EQ(tensor_type(q4km, "output_norm.weight", norm, untied), Type::F32);
+    EXPECT_EQ(tensor_type(q4km, "rope_freqs.weight", {64}, untied), Type::F32);
+
+    // The single types put every matrix in themselves, the output too.
+    for (Type t : {Type::Q4_K, Type::Q6_K, Type::Q4_0, Type::Q8_0, Type::F16, Type::BF16}) {
+        EXPECT_EQ(tensor_type(t, "output.weight", vocab, untied), t);
+        EXPECT_EQ(tensor_type(t, "blk.0.attn_v.weight", square, untied), t);
+        EXPECT_EQ(tensor_type(t, "blk.0.attn_norm.weight", norm, untied), Type::F32);
+    }
+}
+
+// Rows that do not split into 256-value super-blocks: Q4_K and Q6_K fall back to Q8_0, and
+// what does not split into 32-blocks either to F16 (stories260K: 64-wide, FFN 172).
+TEST(TensorTypes, Fallbacks) {
+    const ModelLayout m{5, true};
+    for (FileType ft : {FileType(Type::Q4_K), FileType(Type::Q6_K), FileType::Q4_K_M()}) {
+        EXPECT_EQ(tensor_type(ft, "blk.0.attn_q.weight", {64, 64}, m), Type::Q8_0);
+        EXPECT_EQ(tensor_type(ft, "blk.4.attn_v.weight", {64, 32}, m), Type::Q8_0);
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_up.weight", {64, 172}, m), Type::Q8_0);
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", {64, 512}, m), Type::Q8_0);
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_up.weight", {576, 1536}, m), Type::Q8_0);  // SmolLM
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {1536, 576}, m), ft.base);
+    }
+    EXPECT_EQ(tensor_type(Type::Q4_0, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
+    EXPECT_EQ(tensor_type(Type::F32, "blk.0.ffn_down.weight", {172, 64}, m), Type::F32);
+}
+
+// The reference model at q4_k_m: every matrix falls back (64-wide rows), so it is the Q8_0
+// conversion byte for byte except general.file_type.
+TEST(Convert, StoriesQ4_K_MFallsBackToQ8_0) {
+    test::TempDir dir;
+    ConvertOptions opts;
+    opts.type = FileType::Q4_K_M();
+    const std::string out = dir.path("q4km.gguf");
+    convert_llama2c(test::stories_checkpoint(), test::stories_tokenizer(), out, opts);
+    const auto a = GGUFFile::open(out);
+    const auto b = GGUFFile::open(test::stories_model(Type::Q8_0));
+    EXPECT_EQ(a->get_int("general.file_type"), 15);
+    ASSERT_EQ(a->tensors().size(), b->tensors().size());
+    for (size_t i = 0; i < a->tensors().size(); i++) {
+        const GGUFTensorInfo &t = a->tensors()[i], &u = b->tensors()[i];
+        EXPECT_EQ(t.name, u.name);
+        EXPECT_EQ(t.type, u.type) << t.name;
+        ASSERT_EQ(t.nbytes, u.nbytes) << t.name;
+        EXPECT_EQ(std::memcmp(t.data, u.data, t.nbytes), 0) << t.name;
+    }
+}
+
+// A small model whose rows split into super-blocks (width 256, FFN 512, 2 layers: layer 1
+// gets the extra bits), random weights, the reference model's vocabulary.
+class KQuantModel : public ::testing::Test {
+protected:
+    static constexpr int64_t kLayers = 2, kEmbd = 256, kFf = 512, kHeads = 4, kKvHeads = 2;
+
+    static std::string write(const test::TempDir& dir, FileType type) {
+        const auto vocab = Vocab::from_gguf(*GGUFFile::open(test::stories_model(Type::F32)));
+        HParams hp;
+        hp.n_vocab = vocab.size();
+        hp.n_embd = kEmbd, hp.n_layer = kLayers, hp.n_head = kHeads, hp.n_head_kv = kKvHeads;
+        hp.n_ff = kFf, hp.n_ctx_train = 64;
+        hp.head_dim = hp.rope_dim = kEmbd / kHeads;
+        GGUFWriter w;
+        set_llama_metadata(w, hp, "k-quant test", type);
+        vocab.to_gguf(w);
+        ConvertOptions opts;
+        opts.type = type;
+        const ModelLayout layout{kLayers, false};
+        uint32_t seed = 1;
+        auto add = [&](const std::string& name, int64_t rows, int64_t cols) {
+            add_float_tensor(w, name, rows, cols, opts, layout,
+                             [rows, cols, s = seed++](std::vector<float>& f) {
+                                 std::mt19937 rng(s);
+                                 std::normal_distribution<float> g(0.0f, rows == 1 ? 0.1f : 0.05f);
+                                 f.resize(static_cast<size_t>(rows * cols));
+                                 for (float& v : f) v = (rows == 1 ? 1.0f : 0.0f) + g(rng);
+                                 return f.data();
+                             });
+        };
+        const int64_t kv = hp.kv_dim();
+        add("token_embd.weight", hp.n_vocab, kEmbd);
+        for (int64_t l = 0; l < kLayers; l++) {
+            const std::string b = "blk." + std::to_string(l) + ".";
+            add(b + "attn_norm.weight", 1, kEmbd);
+            add(b + "attn_q.weight", kEmbd, kEmbd);
+            add(b + "attn_k.weight", kv, kEmbd);
+            add(b + "attn_v.weight", kv, kEmbd);
+            add(b + "attn_output.weight", kEmbd, kEmbd);
+            add(b + "ffn_norm.weight", 1, kEmbd);
+            add(b + "ffn_gate.weight", kFf, kEmbd);
+            add(b + "ffn_down.weight", kEmbd, kFf);
+            add(b + "ffn_up.weight", kFf, kEmbd);
+        }
+        add("output_norm.weight", 1, kEmbd);
+        add("output.weight", hp.n_vocab, kEmbd);
+        const std::string path = dir.path(file_type_name(type) + ".gguf");
+        w.write(path);
+        return path;
+    }
+
+    static SessionParams params(int threads) {
+        SessionParams p;
+        p.n_threads = threads;
+        return p;
+    }
+
+    const std::vector<int32_t> ids_ = {1, 300, 27, 511, 42, 7, 99, 128, 256, 3, 64, 200};
+};
+
+TEST_F(KQuantModel, Q4_K_MTypesInTheFile) {
+    test::TempDir dir;
+    const auto f = GGUFFile::open(write(dir, FileType::Q4_K_M()));
+    EXPECT_EQ(f->get_int("general.file_type"), 15);
+    auto type_of = [&](const char* name) { return f->find_tensor(name)->type; };
+    EXPECT_EQ(type_of("token_embd.weight"), Type::Q4_K);
+    EXPECT_EQ(type_of("output.weight"), Type::Q6_K);
+    EXPECT_EQ(type_of("blk.0.attn_v.weight"), Type::Q4_K);  // use_more_bits(0, 2): no
+    EXPECT_EQ(type_of("blk.1.attn_v.weight"), Type::Q6_K);  // 1 >= 7 * 2 / 8: yes
+    EXPECT_EQ(type_of("blk.0.ffn_down.weight"), Type::Q4_K);
+    EXPECT_EQ(type_of("blk.1.ffn_down.weight"), Type::Q6_K);
+    EXPECT_EQ(type_of("blk.1.attn_q.weight"), Type::Q4_K);
+    EXPECT_EQ(type_of("blk.1.ffn_norm.weight"), Type::F32);
+}
+
+// The k-quant models load and run: logits near the F32 model's, prefill equal to decode steps
+// and the same bits for any thread count. A random 2-layer model multiplies the weights'
+// relative error about fourfold into its logits, whatever the type; measured (RMS logit error
+// over RMS logit): Q8_0 0.026, Q6_K 0.075, Q4_K_M 0.231, Q4_K 0.249, Q4_0 0.315.
+TEST_F(KQuantModel, ForwardPass) {
+    test::TempDir dir;
+    auto f32 = Model::load(write(dir, Type::F32));
+    Session ref(*f32, params(1));
+    const int64_t nv = f32->hp.n_vocab, n = static_cast<int64_t>(ids_.size());
+    const float* r = ref.eval(ids_, true);
+    const std::vector<float> want(r, r + n * nv);
+    double energy = 0.0;
+    for (float v : want) energy += static_cast<double>(v) * v;
+
+    struct Case {
+        FileType type;
+        double max_rel;  // bound on RMS(logits - F32 logits) / RMS(F32 logits)
+    };
+    std::vector<double> rels;
+    for (const Case& c :
+         {Case{Type::Q8_0, 0.04}, Case{Type::Q6_K, 0.11}, Case{FileType::Q4_K_M(), 0.32},
+          Case{Type::Q4_K, 0.35}, Case{Type::Q4_0, 0.45}}) {
+        auto m = Model::load(write(dir, c.type));
+        const std::string name = file_type_name(c.type);
+        Session s(*m, params(2));
+        const float* p = s.eval(ids_, true);
+        const std::vector<float> all(p, p + n * nv);
+        double err = 0.0;
+        for (size_t i = 0; i < all.size(); i++) err += (all[i] - want[i]) * (all[i] - want[i]);
+        rels.push_back(std::sqrt(err / energy));
+        std::printf("[ measured ] %s: RMS logit error / RMS logit = %.4f\n", name.c_str(),
+                    rels.back());
+        EXPECT_LT(rels.back(), c.max_rel) << name;
+
+        Session step(*m, params(1));
+        for (int64_t t = 0; t < n; t++) {
+            const float* l = step.eval({&ids_[t], 1});
+            ASSERT_EQ(std::memcmp(l, &all[t * nv], nv * sizeof(float)), 0) << name << ' ' << t;
+        }
+        Session three(*m, params(3));
+        const float* q = three.eval(ids_, true);
+        EXPECT_EQ(std::memcmp(q, all.data(), all.size() * sizeof(float)), 0) << name;
+    }
+    // More bits, less error: Q8_0 < Q6_K < Q4_K_M < Q4_K < Q4_0.
+    for (size_t i = 1; i < rels.size(); i++) EXPECT_LT(rels[i - 1], rels[i]) << i;
+}
+
+// Re-quantizing an F32 GGUF gives what converting to the same file type directly gives.
+TEST_F(KQuantModel, RequantizeEqualsDirectConversion) {
+    test::TempDir dir;
+    const std::string f32 = write(dir, Type::F32), direct = write(dir, FileType::Q4_K_M());
+    ConvertOptions opts;
+    opts.type = FileType::Q4_K_M();
+    const std::string requantized = dir.path("requantized.gguf");
+    requantize_gguf(f32, requantized, opts);
+    const auto a = GGUFFile::open(requantized), b = GGUFFile::open(direct);
+    EXPECT_EQ(a->get_int("general.file_type"), 15);
+    ASSERT_EQ(a->tensors().size(), b->tensors().size());
+    for (const GGUFTensorInfo& t : a->tensors()) {
+        const GGUFTensorInfo* u = b->find_tensor(t.name);
+        ASSERT_NE(u, nullptr) << t.name;
+        EXPECT_EQ(t.type, u->type) << t.name;
+        ASSERT_EQ(t.nbytes, u->nbytes) << t.name;
+        EXPECT_EQ(std::memcmp(t.data, u->data, t.nbytes), 0) << t.name;
+    }
+}
+
+}  // namespace
+}  // namespace lila
