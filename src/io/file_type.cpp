@@ -18,10 +18,14 @@ struct FileTypeRow {
 
 std::span<const FileTypeRow> file_type_rows() {
     static const FileTypeRow rows[] = {
-        {Type::F32, 0},   {Type::F16, 1},           {Type::BF16, 32}, {Type::Q8_0, 7},
-        {Type::Q4_0, 2},  {Type::Q4_K, 14},  // llama.cpp has no all-Q4_K file type; its "mostly
-                                             // Q4_K" one is Q4_K_S
-        {Type::Q6_K, 18}, {FileType::Q4_K_M(), 15},
+        {Type::F32, 0},
+        {Type::F16, 1},
+        {Type::BF16, 32},
+        {Type::Q8_0, 7},
+        {Type::Q4_0, 2},
+        {Type::Q4_K, 14},  // no all-Q4_K type in llama.cpp: its "mostly Q4_K" one is Q4_K_S
+        {Type::Q6_K, 18},
+        {FileType::Q4_K_M(), 15},
     };
     return rows;
 }
