@@ -10,7 +10,8 @@ using ggml_lite::Type;
 
 namespace {
 
-// The file types --type accepts, in the order help lists them, with llama.cpp's id for each.
+// The file types --type accepts, in the order help lists them, with llama.cpp's id for each
+// (llama.cpp has no all-Q4_K file type: its "mostly Q4_K", 14, is Q4_K_S).
 struct FileTypeRow {
     FileType ft;
     uint32_t gguf_id;
@@ -18,14 +19,8 @@ struct FileTypeRow {
 
 std::span<const FileTypeRow> file_type_rows() {
     static const FileTypeRow rows[] = {
-        {Type::F32, 0},
-        {Type::F16, 1},
-        {Type::BF16, 32},
-        {Type::Q8_0, 7},
-        {Type::Q4_0, 2},
-        {Type::Q4_K, 14},  // no all-Q4_K type in llama.cpp: its "mostly Q4_K" one is Q4_K_S
-        {Type::Q6_K, 18},
-        {FileType::Q4_K_M(), 15},
+        {Type::F32, 0},  {Type::F16, 1},   {Type::BF16, 32}, {Type::Q8_0, 7},
+        {Type::Q4_0, 2}, {Type::Q4_K, 14}, {Type::Q6_K, 18}, {FileType::Q4_K_M(), 15},
     };
     return rows;
 }

@@ -1,5 +1,5 @@
-// What every tokenizer promises (src/tokenizer/tokenizer.h), checked on arbitrary input: ids in range,
-// decode(encode(s)) == s for any bytes, the streaming decoder agreeing with decode(), and
+// What every tokenizer promises (src/tokenizer/tokenizer.h), checked on arbitrary input: ids in
+// range, decode(encode(s)) == s for any bytes, the streaming decoder agreeing with decode(), and
 // ids outside the vocabulary rejected with an Error.
 #pragma once
 
