@@ -14,10 +14,10 @@ SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 DEPS := cmake g++ make libgtest-dev libbenchmark-dev libxsimd-dev nlohmann-json3-dev \
         libpcre2-dev libcli11-dev libedit-dev g++-aarch64-linux-gnu qemu-user tmux \
-        clang libclang-rt-14-dev libomp-dev
+        clang libclang-rt-14-dev libomp-dev clang-format
 
 .PHONY: all build deps test test-host test-neon test-sanitize test-tsan fuzz-build fuzz fuzz-smoke \
-        run bench bench-kernels format clean
+        run bench bench-kernels format format-check clean
 
 all: build
 
@@ -113,6 +113,10 @@ bench-kernels: build
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+# Fails, listing the places, when any tracked source differs from what clang-format writes.
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.cpp' '*.h')
 
 clean:
 	rm -rf $(BUILD) $(BUILD_NEON) $(BUILD_SAN) $(BUILD_TSAN) $(BUILD_FUZZ)
