@@ -38,7 +38,10 @@ void run(const GenerateArgs& a) {
                     std::to_string(session.n_ctx()) + " (use -c to enlarge it)");
     }
     const SamplerParams sp = a.sampling.resolve();
-    if (a.model.verbose) std::fprintf(stderr, "seed: %llu\n", (unsigned long long)sp.seed);
+    if (a.model.verbose) {
+        std::fprintf(stderr, "seed: %llu\nthreads: %d, prompt threads: %d\n",
+                     (unsigned long long)sp.seed, session.n_threads(), session.n_threads_batch());
+    }
     Sampler sampler(sp, tok.n_vocab());
     for (int32_t id : ids) sampler.accept(id);
 

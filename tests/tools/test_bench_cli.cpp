@@ -54,13 +54,25 @@ TEST(BenchCli, VerboseAndInfoStateCpuAndKernelPaths) {
     EXPECT_NE(info.out.find("  q8_0: "), std::string::npos) << info.out;
 }
 
+// -tb (llama.cpp's short form, which CLI11 cannot name) and --threads-batch reach the session;
+// without them prompts use as many threads as generation.
 TEST(BenchCli, PromptThreadsFlag) {
     const std::string model = test::stories_model(ggml_lite::Type::Q8_0);
-    for (const char* flag : {"-tb", "--threads-batch"}) {
-        const Output r = run_lila({"generate", "-m", model, "-p", "Once", "-n", "2", "--temp", "0",
-                                   "-t", "1", flag, "2"});
-        EXPECT_EQ(r.status, 0) << flag << ": " << r.err;
-    }
+    const auto threads = [&](std::vector<std::string> flags) {
+        std::vector<std::string> args = {"generate", "-m", model,    "-p", "Once", "-n",
+                                         "2",        "-v", "--temp", "0",  "-t",   "1"};
+        args.insert(args.end(), flags.begin(), flags.end());
+        const Output r = run_lila(args);
+        EXPECT_EQ(r.status, 0) << r.err;
+        const size_t at = r.err.find("threads: ");
+        return at == std::string::npos ? r.err : r.err.substr(at, r.err.find('\n', at) - at);
+    };
+    EXPECT_EQ(threads({"-tb", "2"}), "threads: 1, prompt threads: 2");
+    EXPECT_EQ(threads({"--threads-batch", "3"}), "threads: 1, prompt threads: 3");
+    EXPECT_EQ(threads({}), "threads: 1, prompt threads: 1");
+    const Output bad = run_lila({"generate", "-m", model, "-p", "Once", "-tb", "0"});
+    EXPECT_NE(bad.status, 0);
+    EXPECT_NE(bad.err.find("--threads-batch"), std::string::npos) << bad.err;
 }
 
 }  // namespace
