@@ -3,26 +3,12 @@
 
 namespace ggml_lite {
 
-int type_index(Type t) {
-    switch (t) {
-        case Type::F32:
-            return kF32;
-        case Type::F16:
-            return kF16;
-        case Type::BF16:
-            return kBF16;
-        case Type::Q8_0:
-            return kQ8_0;
-        case Type::Q4_0:
-            return kQ4_0;
-        case Type::Q4_K:
-            return kQ4_K;
-        case Type::Q6_K:
-            return kQ6_K;
-        case Type::Q8_K:
-            return kQ8_K;
-    }
-    return kF32;  // unreachable for valid types; traits() rejects invalid ones first
+const TypeKernels& Kernels::of(Type t) const {
+    return types[type_slot(t)];
+}
+
+const PackedKernels& Kernels::packed_of(Type t) const {
+    return packed[type_slot(t)];
 }
 
 // The SIMD tables live in their own translation units, built only for their architecture.

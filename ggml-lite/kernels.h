@@ -10,10 +10,6 @@
 
 namespace ggml_lite {
 
-// Dense index of a Type into per-type arrays.
-enum TypeIndex : int { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ6_K, kQ8_K, kTypeCount };
-int type_index(Type t);
-
 // The largest tile TypeKernels::gemm_tile computes in one call: weight rows × tokens.
 constexpr int kTileRows = 4;
 constexpr int kTileTokens = 4;
@@ -79,6 +75,7 @@ using AttendFn = void (*)(const float* q, int64_t n_q, int64_t head_dim, const E
 
 struct Kernels {
     Isa isa;
+    // Kernels by weight type, at type_slot(t): of(t) reads them.
     TypeKernels types[kTypeCount];
 
     // out = x / rms(x) * weight
@@ -108,6 +105,11 @@ struct Kernels {
     // The sum of the n / 8 64-bit words at p (mod 2^64), n a multiple of 8, read as fast as
     // this ISA's loads go: the memory bandwidth probe (bandwidth.h) decode is measured against.
     uint64_t (*read_sum)(const void* p, int64_t n);
+
+    // The kernels for type t: types[type_slot(t)], packed[type_slot(t)]. Throw
+    // std::invalid_argument for a value that is not a type of the type table.
+    const TypeKernels& of(Type t) const;
+    const PackedKernels& packed_of(Type t) const;
 };
 
 const Kernels& kernels_scalar();

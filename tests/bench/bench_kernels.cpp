@@ -186,7 +186,7 @@ void register_all() {
                     const Kernels* k = kernels_for(isa);
                     if (!k) continue;  // other architectures' paths
                     for (bool packed : {false, true}) {
-                        if (packed && !k->packed[type_index(type)].gemm) continue;
+                        if (packed && !k->packed_of(type).gemm) continue;
                         for (int threads : kThreads) {
                             const std::string name = bench_name(kind.name, type, shape, kind.tokens,
                                                                 isa, packed, threads);

@@ -44,10 +44,6 @@ inline std::vector<const Kernels*> all_tables() {
     return out;
 }
 
-// Every tensor type (the activation-only Q8_K is not one).
-constexpr Type kAllTypes[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q8_0,
-                              Type::Q4_0, Type::Q4_K, Type::Q6_K};
-
 // n rounded up to a whole number of `type`'s blocks: test shapes made for the 32-blocks grow to
 // the k-quants' 256-value super-blocks.
 inline int64_t whole_blocks(Type type, int64_t n) {
