@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "cpu.h"
 #include "fp16.h"
@@ -96,7 +97,8 @@ struct Kernels {
                  const float* sin);
 
     // Packed-weight kernels by weight type; members are nullptr where this table has none
-    // (matmul then uses gemm_tile on the original rows).
+    // (matmul then uses gemm_tile on the original rows): every packable type has them in the
+    // scalar table, so in every table built on it.
     PackedKernels packed[kTypeCount];
     // Attention over an F32 or F16 KV cache.
     AttendFn<float> attend_f32;
@@ -111,6 +113,30 @@ struct Kernels {
     const TypeKernels& of(Type t) const;
     const PackedKernels& packed_of(Type t) const;
 };
+
+// ---- Building a table --------------------------------------------------------------------
+// The scalar table is a complete set of kernels; every other table is built on one (the scalar
+// table, or the NEON one for NEON dotprod) by overrides keyed by type: a type no override names
+// keeps the kernels of the table below, so a type with only scalar kernels runs on every ISA.
+
+// One table's kernels for one type: the members it sets replace those of the table it is built
+// on, the members it leaves nullptr keep them.
+struct TypeOverride {
+    Type type;
+    TypeKernels kernels;
+};
+struct PackedOverride {
+    Type type;
+    PackedKernels kernels;
+};
+
+// A copy of `base` for `isa` with the overrides applied; the per-function kernels (rmsnorm, ...)
+// are base's, for the caller to replace. Throws std::invalid_argument, naming the ISA, for an
+// override of a value that is not a type of the type table, for two overrides of one type in a
+// list, and for a vec_dot without its gemm_tile or the reverse (a tile gives its own vec_dot's
+// bits, not another table's).
+Kernels with_overrides(const Kernels& base, Isa isa, std::span<const TypeOverride> types,
+                       std::span<const PackedOverride> packed);
 
 const Kernels& kernels_scalar();
 // Each returns nullptr when this binary was built without that path.

@@ -171,17 +171,26 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
 }
 
 std::string kernel_path(Type t) {
-    const Kernels& k = kernels();
+    return kernel_path(kernels(), t);
+}
+
+std::string kernel_path(const Kernels& k, Type t) {
+    const Kernels& ref = kernels_scalar();
     const std::string isa = isa_name(k.isa);
-    if (k.packed_of(t).gemm && packable(t)) {
+    // What matmul runs: the packed kernel where the table has one (pack_weights packs for it),
+    // else gemm_tile, whose vec_dot tells where it comes from.
+    const bool packed = packable(t) && k.packed_of(t).gemm;
+    const bool borrowed = packed ? k.packed_of(t).gemm == ref.packed_of(t).gemm
+                                 : k.of(t).vec_dot && k.of(t).vec_dot == ref.of(t).vec_dot;
+    if (k.isa != Isa::Scalar && borrowed) {
+        return "scalar reference (no " + isa + " kernel for " + type_name(t) + ")";
+    }
+    if (packed) {
         const char* op = traits(t).quantized ? "vpdpbusd" : "vfmadd";
         return isa + ", weights packed at load in 16-row groups" +
                (k.isa == Isa::Avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "");
     }
     if (!k.of(t).vec_dot) return "none";
-    if (k.isa != Isa::Scalar && k.of(t).vec_dot == kernels_scalar().of(t).vec_dot) {
-        return "scalar reference (no " + isa + " kernel for " + type_name(t) + ")";
-    }
     return isa + ", activations as " + type_name(traits(t).vec_dot_type);
 }
 

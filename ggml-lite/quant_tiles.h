@@ -173,6 +173,13 @@ struct QuantTiles {
         block<1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y, 0);
         return y;
     }
+
+    // The table entry of the step's weight type (kernels.h: TypeOverride): vec_dot and
+    // gemm_tile of one step, and from_float where the type is an activation type too (Q8_0).
+    static constexpr TypeKernels kernels(void (*from_float)(const float*, void*,
+                                                            int64_t) = nullptr) {
+        return {vec_dot, from_float, gemm_tile};
+    }
 };
 
 }  // namespace

@@ -135,6 +135,10 @@ const TypeTraits& traits(Type t) {
     return kTypes[type_slot(t)];
 }
 
+std::span<const TypeTraits> type_table() {
+    return kTypes;
+}
+
 std::span<const Type> all_types() {
     return kTensorTypes;
 }

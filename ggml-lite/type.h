@@ -52,6 +52,8 @@ const TypeTraits& traits(Type t);
 // arrays. Throws as traits() does.
 int type_slot(Type t);
 
+// Every row of the type table, in slot order.
+std::span<const TypeTraits> type_table();
 // The tensor types (the rows with `tensor` set), in the table's order.
 std::span<const Type> all_types();
 

@@ -265,50 +265,44 @@ struct LoadBF16 {
     }
 };
 
-void f32_from_float(const float* x, void* y, int64_t n) {
-    std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
-}
-
 #endif
 
 // The packed-weight kernels, in both translation units.
 #include "ggml-lite/arm/packed_neon.h"
 
+// The integer kernels, in both tables: the neon one's, and the neon_dotprod one's with sdot.
+constexpr TypeOverride kIntegerTypes[] = {
+    {Type::Q8_0, QuantTiles<QStep<Q8Weights>>::kernels()},
+    {Type::Q4_0, QuantTiles<QStep<Q4Weights>>::kernels()},
+    {Type::Q4_K, QuantTiles<Q4K>::kernels()},
+    {Type::Q6_K, QuantTiles<Q6K>::kernels()},
+};
+constexpr PackedOverride kIntegerPacked[] = {
+    {Type::Q8_0, {nullptr, packed_gemm<PackedQ32<PackedQ8>>}},
+    {Type::Q4_0, {nullptr, packed_gemm<PackedQ32<PackedQ4>>}},
+    {Type::Q4_K, {nullptr, packed_gemm<PackedQ4K>}},
+    {Type::Q6_K, {nullptr, packed_gemm<PackedQ6K>}},
+};
+
 #if !defined(LILA_NEON_DOTPROD_TU)
 
-constexpr Kernels kNeon = {
-    Isa::Neon,
-    {
-        {FK::vec_dot<LoadF32<Arch>>, f32_from_float, FK::gemm_tile<LoadF32<Arch>>},
-        {FK::vec_dot<LoadF16>, nullptr, FK::gemm_tile<LoadF16>},
-        {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
-        {QuantTiles<QStep<Q8Weights>>::vec_dot, quantize_q8_0,
-         QuantTiles<QStep<Q8Weights>>::gemm_tile},
-        {QuantTiles<QStep<Q4Weights>>::vec_dot, nullptr, QuantTiles<QStep<Q4Weights>>::gemm_tile},
-        {QuantTiles<Q4K>::vec_dot, nullptr, QuantTiles<Q4K>::gemm_tile},
-        {QuantTiles<Q6K>::vec_dot, nullptr, QuantTiles<Q6K>::gemm_tile},
-        {nullptr, quantize_q8_K, nullptr},
-    },
-    FK::rmsnorm,
-    FK::softmax,
-    FK::silu_mul,
-    FK::add,
-    FK::scale,
-    FK::axpy_f16<LoadF16>,
-    FK::rope,
-    {
-        {nullptr, packed_float_gemm<LoadF32<Arch>>},
-        {nullptr, packed_float_gemm<LoadF16>},
-        {nullptr, packed_float_gemm<LoadBF16>},
-        {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedQ32<PackedQ8>>},
-        {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ32<PackedQ4>>},
-        {quantize_q8_K, packed_gemm<PackedQ4K>},
-        {quantize_q8_K, packed_gemm<PackedQ6K>},
-        {},
-    },
-    FK::attend<LoadF32<Arch>>,
-    FK::attend<LoadF16>,
-    FK::read_sum,
+// What only the baseline translation unit has: the float kernels and the activation
+// quantizers, which neon_dotprod borrows with the rest of the neon table.
+constexpr TypeOverride kBaselineTypes[] = {
+    {Type::F32, FK::kernels<LoadF32<Arch>>()},
+    {Type::F16, FK::kernels<LoadF16>()},
+    {Type::BF16, FK::kernels<LoadBF16>()},
+    {Type::Q8_0, {nullptr, quantize_q8_0, nullptr}},
+    {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
+};
+constexpr PackedOverride kBaselinePacked[] = {
+    {Type::F32, {nullptr, packed_float_gemm<LoadF32<Arch>>}},
+    {Type::F16, {nullptr, packed_float_gemm<LoadF16>}},
+    {Type::BF16, {nullptr, packed_float_gemm<LoadBF16>}},
+    {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, nullptr}},
+    {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, nullptr}},
+    {Type::Q4_K, {quantize_q8_K, nullptr}},
+    {Type::Q6_K, {quantize_q8_K, nullptr}},
 };
 
 #endif
@@ -318,31 +312,22 @@ constexpr Kernels kNeon = {
 #if !defined(LILA_NEON_DOTPROD_TU)
 
 const Kernels* kernels_neon() {
-    return &kNeon;
+    static const Kernels table = [] {
+        Kernels k = with_overrides(kernels_scalar(), Isa::Neon, kIntegerTypes, kIntegerPacked);
+        k = with_overrides(k, Isa::Neon, kBaselineTypes, kBaselinePacked);
+        set_float_kernels<Arch, LoadF16>(k);
+        return k;
+    }();
+    return &table;
 }
 
 #else
 
-// The baseline table with the sdot integer kernels swapped in. Built on first use, which
+// The neon table with the sdot integer kernels in place of its own. Built on first use, which
 // kernels_for() allows only when the CPU has the extension.
 const Kernels* kernels_neon_dotprod() {
-    static const Kernels table = [] {
-        Kernels k = *kernels_neon();
-        k.isa = Isa::NeonDotprod;
-        k.types[type_slot(Type::Q8_0)].vec_dot = QuantTiles<QStep<Q8Weights>>::vec_dot;
-        k.types[type_slot(Type::Q8_0)].gemm_tile = QuantTiles<QStep<Q8Weights>>::gemm_tile;
-        k.types[type_slot(Type::Q4_0)].vec_dot = QuantTiles<QStep<Q4Weights>>::vec_dot;
-        k.types[type_slot(Type::Q4_0)].gemm_tile = QuantTiles<QStep<Q4Weights>>::gemm_tile;
-        k.types[type_slot(Type::Q4_K)].vec_dot = QuantTiles<Q4K>::vec_dot;
-        k.types[type_slot(Type::Q4_K)].gemm_tile = QuantTiles<Q4K>::gemm_tile;
-        k.types[type_slot(Type::Q6_K)].vec_dot = QuantTiles<Q6K>::vec_dot;
-        k.types[type_slot(Type::Q6_K)].gemm_tile = QuantTiles<Q6K>::gemm_tile;
-        k.packed[type_slot(Type::Q8_0)].gemm = packed_gemm<PackedQ32<PackedQ8>>;
-        k.packed[type_slot(Type::Q4_0)].gemm = packed_gemm<PackedQ32<PackedQ4>>;
-        k.packed[type_slot(Type::Q4_K)].gemm = packed_gemm<PackedQ4K>;
-        k.packed[type_slot(Type::Q6_K)].gemm = packed_gemm<PackedQ6K>;
-        return k;
-    }();
+    static const Kernels table =
+        with_overrides(*kernels_neon(), Isa::NeonDotprod, kIntegerTypes, kIntegerPacked);
     return &table;
 }
 

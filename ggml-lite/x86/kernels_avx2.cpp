@@ -381,50 +381,40 @@ struct Q6K : SuperBlockStep<block_q6_K> {
     }
 };
 
-void f32_from_float(const float* x, void* y, int64_t n) {
-    auto* out = static_cast<float*>(y);
-    for (int64_t i = 0; i < n; i++) out[i] = x[i];
-}
+using Q8 = QuantTiles<QStep<Q8Weights>>;
+using Q4 = QuantTiles<QStep<Q4Weights>>;
 
-constexpr Kernels kAvx2 = {
-    Isa::Avx2,
-    {
-        {FK::vec_dot<LoadF32<Arch>>, f32_from_float, FK::gemm_tile<LoadF32<Arch>>},
-        {FK::vec_dot<LoadF16>, nullptr, FK::gemm_tile<LoadF16>},
-        {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
-        {QuantTiles<QStep<Q8Weights>>::vec_dot, quantize_q8_0,
-         QuantTiles<QStep<Q8Weights>>::gemm_tile},
-        {QuantTiles<QStep<Q4Weights>>::vec_dot, nullptr, QuantTiles<QStep<Q4Weights>>::gemm_tile},
-        {QuantTiles<Q4K>::vec_dot, nullptr, QuantTiles<Q4K>::gemm_tile},
-        {QuantTiles<Q6K>::vec_dot, nullptr, QuantTiles<Q6K>::gemm_tile},
-        {nullptr, quantize_q8_K, nullptr},
-    },
-    FK::rmsnorm,
-    FK::softmax,
-    FK::silu_mul,
-    FK::add,
-    FK::scale,
-    FK::axpy_f16<LoadF16>,
-    FK::rope,
-    {
-        {nullptr, avx2::packed_gemm_f32},
-        {nullptr, avx2::packed_gemm_f16},
-        {nullptr, avx2::packed_gemm_bf16},
-        {quantize_q8_0c<128, quantize_q8_0>, avx2::packed_gemm_q8_0},
-        {quantize_q8_0c<8, quantize_q8_0>, avx2::packed_gemm_q4_0},
-        {quantize_q8_K, avx2::packed_gemm_q4_K},
-        {quantize_q8_K, avx2::packed_gemm_q6_K},
-        {},
-    },
-    FK::attend<LoadF32<Arch>>,
-    FK::attend<LoadF16>,
-    FK::read_sum,
+constexpr TypeOverride kTypes[] = {
+    {Type::F32, FK::kernels<LoadF32<Arch>>()},
+    {Type::F16, FK::kernels<LoadF16>()},
+    {Type::BF16, FK::kernels<LoadBF16>()},
+    {Type::Q8_0, Q8::kernels(quantize_q8_0)},
+    {Type::Q4_0, Q4::kernels()},
+    {Type::Q4_K, QuantTiles<Q4K>::kernels()},
+    {Type::Q6_K, QuantTiles<Q6K>::kernels()},
+    {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
+};
+
+constexpr PackedOverride kPacked[] = {
+    {Type::F32, {nullptr, avx2::packed_gemm_f32}},
+    {Type::F16, {nullptr, avx2::packed_gemm_f16}},
+    {Type::BF16, {nullptr, avx2::packed_gemm_bf16}},
+    {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, avx2::packed_gemm_q8_0}},
+    {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, avx2::packed_gemm_q4_0}},
+    {Type::Q4_K, {quantize_q8_K, avx2::packed_gemm_q4_K}},
+    {Type::Q6_K, {quantize_q8_K, avx2::packed_gemm_q6_K}},
 };
 
 }  // namespace
 
+// Built on first use, which kernels_for() allows only when the CPU has AVX2.
 const Kernels* kernels_avx2() {
-    return &kAvx2;
+    static const Kernels table = [] {
+        Kernels k = with_overrides(kernels_scalar(), Isa::Avx2, kTypes, kPacked);
+        set_float_kernels<Arch, LoadF16>(k);
+        return k;
+    }();
+    return &table;
 }
 
 }  // namespace ggml_lite

@@ -609,50 +609,42 @@ struct Q6K : SuperBlockStep<block_q6_K> {
     }
 };
 
-void f32_from_float(const float* x, void* y, int64_t n) {
-    auto* out = static_cast<float*>(y);
-    for (int64_t i = 0; i < n; i++) out[i] = x[i];
-}
+using Q8 = QuantTiles<QStep<Q8Weights>>;
+using Q4 = QuantTiles<QStep<Q4Weights>>;
 
-constexpr Kernels kAvx512 = {
-    Isa::Avx512,
-    {
-        {FK::vec_dot<LoadF32<Arch>>, f32_from_float, FK::gemm_tile<LoadF32<Arch>>},
-        {FK::vec_dot<LoadF16>, nullptr, FK::gemm_tile<LoadF16>},
-        {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
-        {QuantTiles<QStep<Q8Weights>>::vec_dot, quantize_q8_0,
-         QuantTiles<QStep<Q8Weights>>::gemm_tile},
-        {QuantTiles<QStep<Q4Weights>>::vec_dot, nullptr, QuantTiles<QStep<Q4Weights>>::gemm_tile},
-        {QuantTiles<Q4K>::vec_dot, nullptr, QuantTiles<Q4K>::gemm_tile},
-        {QuantTiles<Q6K>::vec_dot, nullptr, QuantTiles<Q6K>::gemm_tile},
-        {nullptr, quantize_q8_K, nullptr},
-    },
-    FK::rmsnorm,
-    FK::softmax,
-    FK::silu_mul,
-    FK::add,
-    FK::scale,
-    FK::axpy_f16<LoadF16>,
-    FK::rope,
-    {
-        {nullptr, packed_float_gemm<PackedF32>},
-        {nullptr, packed_float_gemm<PackedF16>},
-        {nullptr, packed_float_gemm<PackedBF16>},
-        {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedQ8>},
-        {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ4>},
-        {quantize_q8_K, avx512::packed_gemm_q4_K},
-        {quantize_q8_K, avx512::packed_gemm_q6_K},
-        {},
-    },
-    attend<float, LoadF32<Arch>, LoadF32<Arch256>>,
-    attend<uint16_t, LoadF16, LoadF16x8>,
-    FK::read_sum,
+constexpr TypeOverride kTypes[] = {
+    {Type::F32, FK::kernels<LoadF32<Arch>>()},
+    {Type::F16, FK::kernels<LoadF16>()},
+    {Type::BF16, FK::kernels<LoadBF16>()},
+    {Type::Q8_0, Q8::kernels(quantize_q8_0)},
+    {Type::Q4_0, Q4::kernels()},
+    {Type::Q4_K, QuantTiles<Q4K>::kernels()},
+    {Type::Q6_K, QuantTiles<Q6K>::kernels()},
+    {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
+};
+
+constexpr PackedOverride kPacked[] = {
+    {Type::F32, {nullptr, packed_float_gemm<PackedF32>}},
+    {Type::F16, {nullptr, packed_float_gemm<PackedF16>}},
+    {Type::BF16, {nullptr, packed_float_gemm<PackedBF16>}},
+    {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedQ8>}},
+    {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ4>}},
+    {Type::Q4_K, {quantize_q8_K, avx512::packed_gemm_q4_K}},
+    {Type::Q6_K, {quantize_q8_K, avx512::packed_gemm_q6_K}},
 };
 
 }  // namespace
 
+// Built on first use, which kernels_for() allows only when the CPU has AVX-512 and VNNI.
 const Kernels* kernels_avx512() {
-    return &kAvx512;
+    static const Kernels table = [] {
+        Kernels k = with_overrides(kernels_scalar(), Isa::Avx512, kTypes, kPacked);
+        set_float_kernels<Arch, LoadF16>(k);
+        k.attend_f32 = attend<float, LoadF32<Arch>, LoadF32<Arch256>>;
+        k.attend_f16 = attend<uint16_t, LoadF16, LoadF16x8>;
+        return k;
+    }();
+    return &table;
 }
 
 }  // namespace ggml_lite
