@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "ggml-lite/ops.h"
@@ -85,6 +86,17 @@ TEST(Packed, TablesPresent) {
         }
 #endif
     }
+}
+
+// A type without a packed layout (Q8_K, activations only) is an error, not another type's layout.
+TEST(Packed, UnpackableTypeIsAnError) {
+    EXPECT_FALSE(packable(Type::Q8_K));
+    EXPECT_THROW(packed_group_size(Type::Q8_K, 256), std::invalid_argument);
+    EXPECT_THROW(packed_activation_size(Type::Q8_K, 256), std::invalid_argument);
+    std::vector<uint8_t> src(row_size(Type::Q8_K, 256)), dst(kPackRows * src.size());
+    EXPECT_THROW(pack_groups(Type::Q8_K, src.data(), 1, 256, dst.data(), 0, 1),
+                 std::invalid_argument);
+    EXPECT_THROW(packable(static_cast<Type>(13)), std::invalid_argument);
 }
 
 // The layout: every value of every row lands where packed.h says, padding rows are zero.
