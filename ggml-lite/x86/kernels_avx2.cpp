@@ -1,5 +1,5 @@
 // AVX2 kernels (+FMA, F16C): two quantized blocks per step, integer dot products with
-// vpmaddubsw/vpmaddwd, float kernels from simd_float.h.
+// vpmaddubsw/vpmaddwd, float kernels from simd_float-inl.h.
 //
 // Compiled with -mavx2 -mfma -mf16c: everything stays in the anonymous namespace and only
 // intrinsics and xsimd templates instantiated for fma3<avx2> are used, so no code compiled
@@ -9,8 +9,8 @@
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
-#include "ggml-lite/quant_tiles.h"
-#include "ggml-lite/simd_float.h"
+#include "ggml-lite/quant_tiles-inl.h"
+#include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/packed_avx2.h"
 
 namespace ggml_lite {

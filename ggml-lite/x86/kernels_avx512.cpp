@@ -1,5 +1,5 @@
 // AVX-512 kernels (F, BW, VL, DQ and VNNI): four quantized blocks per step, integer dot
-// products with vpdpbusd, float kernels from simd_float.h.
+// products with vpdpbusd, float kernels from simd_float-inl.h.
 //
 // Compiled with -mavx512*: everything stays in the anonymous namespace and only intrinsics and
 // xsimd templates instantiated for avx512bw are used, so no code compiled with these flags can
@@ -9,8 +9,8 @@
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
-#include "ggml-lite/quant_tiles.h"
-#include "ggml-lite/simd_float.h"
+#include "ggml-lite/quant_tiles-inl.h"
+#include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/packed_kquant_avx512.h"
 
 namespace ggml_lite {

@@ -15,8 +15,8 @@
 
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
-#include "ggml-lite/quant_tiles.h"
-#include "ggml-lite/simd_float.h"
+#include "ggml-lite/quant_tiles-inl.h"
+#include "ggml-lite/simd_float-inl.h"
 
 namespace ggml_lite::avx2 {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
-#include "ggml-lite/simd_float.h"
+#include "ggml-lite/simd_float-inl.h"
 
 namespace ggml_lite::avx512 {
 namespace {

@@ -4,7 +4,8 @@
 // one weight row does to its tokens' sums (the intrinsics) stays in the ISA file. Scalar
 // helpers that every ISA's steps call live here too.
 //
-// Internal linkage and ISA translation units only, for the reasons simd_float.h gives.
+// Include only from the ISA translation units (x86/*.cpp, arm/*.cpp); everything here has
+// internal linkage, for the reasons simd_float-inl.h gives.
 #pragma once
 
 #include <cstddef>

@@ -3,10 +3,11 @@
 // architecture type, e.g. FloatKernels<xsimd::avx512bw>. Portable SIMD lives here; what
 // only an ISA can do (half-precision loads) comes in as a small loader type.
 //
-// Everything here has internal linkage on purpose. Each ISA file is compiled with its own
-// -m flags; an inline function or template with external linkage could be emitted there with,
-// say, AVX-512 instructions and then picked by the linker for the whole program, crashing
-// CPUs without them. Include this header only from ISA translation units.
+// Include only from the ISA translation units, x86/*.cpp and arm/*.cpp (the -inl.h suffix
+// says so). Each is compiled with its own -m flags, and everything here has internal linkage on
+// purpose: an inline function or template with external linkage could be emitted there with,
+// say, AVX-512 instructions, and the one-definition rule lets the linker pick that copy for the
+// whole program, crashing CPUs without them.
 #pragma once
 
 #include <cmath>
