@@ -50,17 +50,6 @@ std::vector<float> to_float(Type t, const std::vector<uint8_t>& data, int64_t n)
     return out;
 }
 
-TEST(Kernels, SimdTablesPresent) {
-    for (const Kernels* k : simd_tables()) std::printf("testing %s\n", isa_name(k->isa));
-#if defined(__x86_64__)
-    if (isa_supported(Isa::Avx2)) {
-        EXPECT_NE(kernels_for(Isa::Avx2), nullptr);
-    }
-#elif defined(__aarch64__)
-    EXPECT_NE(kernels_for(Isa::Neon), nullptr);
-#endif
-}
-
 // ---- activation quantizer ----------------------------------------------------------------
 
 TEST(Kernels, Q8_0QuantizerBitIdentical) {
