@@ -147,7 +147,8 @@ DotCase make_dot_case(Type type, int64_t n, uint32_t seed) {
 
 TEST(Kernels, QuantizedDotsMatchScalar) {
     for (const Kernels* k : simd_tables()) {
-        for (Type type : {Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K}) {
+        for (Type type : all_types()) {
+            if (!traits(type).quantized) continue;
             for (int64_t nb : kBlockCounts) {
                 const int64_t n = nb * block_size(type);
                 const DotCase c = make_dot_case(type, n, static_cast<uint32_t>(nb));
@@ -167,7 +168,8 @@ TEST(Kernels, QuantizedDotsMatchScalar) {
 
 TEST(Kernels, FloatDotsMatchScalar) {
     for (const Kernels* k : simd_tables()) {
-        for (Type type : {Type::F32, Type::F16, Type::BF16}) {
+        for (Type type : all_types()) {
+            if (traits(type).quantized) continue;
             for (int64_t n : kFloatSizes) {
                 const DotCase c = make_dot_case(type, n, static_cast<uint32_t>(n));
                 const float want = ref().of(type).vec_dot(n, c.w.data(), c.x.data());
@@ -190,7 +192,8 @@ TEST(Kernels, DotsExactOnExactData) {
             std::vector<float> w(n), x(n);
             for (int64_t i = 0; i < n; i++) w[i] = static_cast<float>(small(rng));
             for (int64_t i = 0; i < n; i++) x[i] = static_cast<float>(small(rng));
-            for (Type type : {Type::F32, Type::F16, Type::BF16}) {
+            for (Type type : all_types()) {
+                if (traits(type).quantized) continue;
                 const auto wt = to_type(type, w);
                 EXPECT_EQ(k->of(type).vec_dot(n, wt.data(), x.data()),
                           ref().of(type).vec_dot(n, wt.data(), x.data()))
