@@ -133,13 +133,14 @@ struct PackedOverride {
 // A copy of `base` for `isa` with the overrides applied; the per-function kernels (rmsnorm, ...)
 // are base's, for the caller to replace. Throws std::invalid_argument, naming the ISA, for an
 // override of a value that is not a type of the type table, for two overrides of one type in a
-// list, and for a vec_dot without its gemm_tile or the reverse (a tile gives its own vec_dot's
-// bits, not another table's).
+// list, for a vec_dot without its gemm_tile or the reverse (a tile gives its own vec_dot's
+// bits, not another table's), and for packed kernels of a type without a packed layout.
 Kernels with_overrides(const Kernels& base, Isa isa, std::span<const TypeOverride> types,
                        std::span<const PackedOverride> packed);
 
 const Kernels& kernels_scalar();
-// Each returns nullptr when this binary was built without that path.
+// Each returns nullptr when this binary was built without that path. Each builds its table on
+// first use with its ISA's instructions: call them through kernels_for(), which checks the CPU.
 const Kernels* kernels_avx2();
 const Kernels* kernels_avx512();
 const Kernels* kernels_neon();
