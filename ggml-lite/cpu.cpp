@@ -1,10 +1,12 @@
 // CPU feature detection and the choice of kernel path.
 #include "cpu.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -90,8 +92,61 @@ const Features& features() {
 
 // Best first.
 constexpr Isa kPreference[] = {Isa::Avx512, Isa::NeonDotprod, Isa::Avx2, Isa::Neon, Isa::Scalar};
+constexpr Isa kAllIsas[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod};
+
+using Flag = bool Features::*;
+
+// The features' names, as cpu_features() lists them.
+constexpr std::pair<Flag, const char*> kFlagNames[] = {
+    {&Features::avx2, "avx2"},
+    {&Features::fma, "fma"},
+    {&Features::f16c, "f16c"},
+    {&Features::avx512f, "avx512f"},
+    {&Features::avx512bw, "avx512bw"},
+    {&Features::avx512vl, "avx512vl"},
+    {&Features::avx512dq, "avx512dq"},
+    {&Features::avx512vnni, "avx512vnni"},
+    {&Features::avx512bf16, "avx512bf16"},
+    {&Features::asimd, "asimd"},
+    {&Features::asimddp, "asimddp"},
+};
+
+const char* flag_name(Flag flag) {
+    for (const auto& [f, name] : kFlagNames) {
+        if (f == flag) return name;
+    }
+    return "?";
+}
+
+// What each ISA's translation units are compiled for (ggml-lite/CMakeLists.txt).
+constexpr Flag kAvx2Needs[] = {&Features::avx2, &Features::fma, &Features::f16c};
+constexpr Flag kAvx512Needs[] = {&Features::avx2,     &Features::fma,       &Features::f16c,
+                                 &Features::avx512f,  &Features::avx512bw,  &Features::avx512vl,
+                                 &Features::avx512dq, &Features::avx512vnni};
+constexpr Flag kNeonNeeds[] = {&Features::asimd};
+constexpr Flag kNeonDotprodNeeds[] = {&Features::asimd, &Features::asimddp};
+
+std::span<const Flag> needs(Isa isa) {
+    switch (isa) {
+        case Isa::Scalar:
+            return {};
+        case Isa::Avx2:
+            return kAvx2Needs;
+        case Isa::Avx512:
+            return kAvx512Needs;
+        case Isa::Neon:
+            return kNeonNeeds;
+        case Isa::NeonDotprod:
+            return kNeonDotprodNeeds;
+    }
+    throw std::invalid_argument("ggml-lite: unknown ISA " + std::to_string(static_cast<int>(isa)));
+}
 
 }  // namespace
+
+std::span<const Isa> all_isas() {
+    return kAllIsas;
+}
 
 const char* isa_name(Isa isa) {
     switch (isa) {
@@ -116,27 +171,41 @@ std::optional<Isa> isa_from_name(std::string_view name) {
     return std::nullopt;
 }
 
-bool isa_supported(Isa isa) {
-    [[maybe_unused]] const Features& f = features();
+bool isa_built(Isa isa) {
     switch (isa) {
         case Isa::Scalar:
             return true;
-#if defined(LILA_X86)
         case Isa::Avx2:
-            return f.avx2 && f.fma && f.f16c;
         case Isa::Avx512:
-            return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl &&
-                   f.avx512dq && f.avx512vnni;
-#endif
-#if defined(LILA_ARM)
-        case Isa::Neon:
-            return f.asimd;
-        case Isa::NeonDotprod:
-            return f.asimd && f.asimddp;
-#endif
-        default:
+#if defined(LILA_X86)
+            return true;
+#else
             return false;
+#endif
+        case Isa::Neon:
+        case Isa::NeonDotprod:
+#if defined(LILA_ARM)
+            return true;
+#else
+            return false;
+#endif
     }
+    return false;
+}
+
+bool isa_supported(Isa isa) {
+    const Features& f = features();
+    return isa_built(isa) && std::ranges::all_of(needs(isa), [&f](Flag flag) { return f.*flag; });
+}
+
+std::string isa_unsupported_reason(Isa isa) {
+    if (!isa_built(isa)) return "not built into this binary";
+    const Features& f = features();
+    std::string missing;
+    for (Flag flag : needs(isa)) {
+        if (!(f.*flag)) missing += std::string(missing.empty() ? "no " : ", ") + flag_name(flag);
+    }
+    return missing;
 }
 
 Isa select_isa(const char* lila_isa) {
@@ -175,22 +244,9 @@ Isa active_isa() {
 
 std::string cpu_features() {
     const Features& f = features();
-    const std::pair<bool, const char*> names[] = {
-        {f.avx2, "avx2"},
-        {f.fma, "fma"},
-        {f.f16c, "f16c"},
-        {f.avx512f, "avx512f"},
-        {f.avx512bw, "avx512bw"},
-        {f.avx512vl, "avx512vl"},
-        {f.avx512dq, "avx512dq"},
-        {f.avx512vnni, "avx512vnni"},
-        {f.avx512bf16, "avx512bf16"},
-        {f.asimd, "asimd"},
-        {f.asimddp, "asimddp"},
-    };
     std::string s;
-    for (const auto& [has, name] : names) {
-        if (!has) continue;
+    for (const auto& [flag, name] : kFlagNames) {
+        if (!(f.*flag)) continue;
         if (!s.empty()) s += ' ';
         s += name;
     }

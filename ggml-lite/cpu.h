@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -9,11 +10,22 @@ namespace ggml_lite {
 
 enum class Isa { Scalar, Avx2, Avx512, Neon, NeonDotprod };
 
+// Every Isa, in the enum's order (scalar first).
+std::span<const Isa> all_isas();
+
 const char* isa_name(Isa isa);
 std::optional<Isa> isa_from_name(std::string_view name);
 
+// True when this binary has kernels for `isa` (x86 builds have AVX2 and AVX-512, aarch64 builds
+// NEON and NEON dotprod), whatever this CPU runs.
+bool isa_built(Isa isa);
+
 // True when this binary has kernels for `isa` and the CPU can run them.
 bool isa_supported(Isa isa);
+
+// Why `isa` cannot run here, e.g. "no avx512vnni" or "not built into this binary"; empty when
+// isa_supported(isa).
+std::string isa_unsupported_reason(Isa isa);
 
 // The best supported path, or the one forced by the environment variable LILA_ISA
 // (scalar|avx2|avx512|neon|neon_dotprod). An unsupported or unknown LILA_ISA is a fatal

@@ -1,28 +1,76 @@
 // Which kernel table runs: the one for active_isa(), checked against what the CPU supports.
 #include "kernels.h"
 
-namespace ggml_lite {
+#include <stdexcept>
+#include <string>
 
-int type_index(Type t) {
-    switch (t) {
-        case Type::F32:
-            return kF32;
-        case Type::F16:
-            return kF16;
-        case Type::BF16:
-            return kBF16;
-        case Type::Q8_0:
-            return kQ8_0;
-        case Type::Q4_0:
-            return kQ4_0;
-        case Type::Q4_K:
-            return kQ4_K;
-        case Type::Q6_K:
-            return kQ6_K;
-        case Type::Q8_K:
-            return kQ8_K;
+#include "packed.h"
+
+namespace ggml_lite {
+namespace {
+
+[[noreturn]] void bad_override(Isa isa, const std::string& what) {
+    throw std::invalid_argument(std::string("kernel table ") + isa_name(isa) + ": " + what);
+}
+[[noreturn]] void bad_override(Isa isa, Type t, const char* what) {
+    bad_override(isa, std::string(type_name(t)) + ": " + what);
+}
+
+// The slot of an override's type, seen for the first time in its list.
+int override_slot(Isa isa, Type t, bool (&seen)[kTypeCount]) {
+    int slot;
+    try {
+        slot = type_slot(t);
+    } catch (const std::invalid_argument&) {
+        bad_override(isa, "an override for type id " + std::to_string(static_cast<uint32_t>(t)) +
+                              ", which is not in the type table");
     }
-    return kF32;  // unreachable for valid types; traits() rejects invalid ones first
+    if (seen[slot]) bad_override(isa, std::string("two overrides for ") + type_name(t));
+    seen[slot] = true;
+    return slot;
+}
+
+template <class F>
+void replace(F& member, F with) {
+    if (with) member = with;
+}
+
+}  // namespace
+
+Kernels with_overrides(const Kernels& base, Isa isa, std::span<const TypeOverride> types,
+                       std::span<const PackedOverride> packed) {
+    Kernels k = base;
+    k.isa = isa;
+    bool seen[kTypeCount] = {};
+    for (const TypeOverride& o : types) {
+        TypeKernels& to = k.types[override_slot(isa, o.type, seen)];
+        if ((o.kernels.vec_dot == nullptr) != (o.kernels.gemm_tile == nullptr)) {
+            bad_override(isa, o.type,
+                         "vec_dot and gemm_tile go together (a tile gives its vec_dot's bits)");
+        }
+        replace(to.vec_dot, o.kernels.vec_dot);
+        replace(to.from_float, o.kernels.from_float);
+        replace(to.gemm_tile, o.kernels.gemm_tile);
+    }
+    bool seen_packed[kTypeCount] = {};
+    for (const PackedOverride& o : packed) {
+        PackedKernels& to = k.packed[override_slot(isa, o.type, seen_packed)];
+        if (!packable(o.type)) {
+            bad_override(isa, o.type,
+                         "packed kernels for a type with no packed layout (packed.cpp)");
+        }
+        replace(to.quantize, o.kernels.quantize);
+        replace(to.gemm, o.kernels.gemm);
+    }
+    return k;
+}
+
+const TypeKernels& Kernels::of(Type t) const {
+    return types[type_slot(t)];
+}
+
+const PackedKernels& Kernels::packed_of(Type t) const {
+    return packed[type_slot(t)];
 }
 
 // The SIMD tables live in their own translation units, built only for their architecture.

@@ -3,16 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "cpu.h"
 #include "fp16.h"
 #include "type.h"
 
 namespace ggml_lite {
-
-// Dense index of a Type into per-type arrays.
-enum TypeIndex : int { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ4_K, kQ6_K, kQ8_K, kTypeCount };
-int type_index(Type t);
 
 // The largest tile TypeKernels::gemm_tile computes in one call: weight rows × tokens.
 constexpr int kTileRows = 4;
@@ -79,6 +76,7 @@ using AttendFn = void (*)(const float* q, int64_t n_q, int64_t head_dim, const E
 
 struct Kernels {
     Isa isa;
+    // Kernels by weight type, at type_slot(t): of(t) reads them.
     TypeKernels types[kTypeCount];
 
     // out = x / rms(x) * weight
@@ -99,7 +97,8 @@ struct Kernels {
                  const float* sin);
 
     // Packed-weight kernels by weight type; members are nullptr where this table has none
-    // (matmul then uses gemm_tile on the original rows).
+    // (matmul then uses gemm_tile on the original rows): every packable type has them in the
+    // scalar table, so in every table built on it.
     PackedKernels packed[kTypeCount];
     // Attention over an F32 or F16 KV cache.
     AttendFn<float> attend_f32;
@@ -108,10 +107,40 @@ struct Kernels {
     // The sum of the n / 8 64-bit words at p (mod 2^64), n a multiple of 8, read as fast as
     // this ISA's loads go: the memory bandwidth probe (bandwidth.h) decode is measured against.
     uint64_t (*read_sum)(const void* p, int64_t n);
+
+    // The kernels for type t: types[type_slot(t)], packed[type_slot(t)]. Throw
+    // std::invalid_argument for a value that is not a type of the type table.
+    const TypeKernels& of(Type t) const;
+    const PackedKernels& packed_of(Type t) const;
 };
 
+// ---- Building a table --------------------------------------------------------------------
+// The scalar table is a complete set of kernels; every other table is built on one (the scalar
+// table, or the NEON one for NEON dotprod) by overrides keyed by type: a type no override names
+// keeps the kernels of the table below, so a type with only scalar kernels runs on every ISA.
+
+// One table's kernels for one type: the members it sets replace those of the table it is built
+// on, the members it leaves nullptr keep them.
+struct TypeOverride {
+    Type type;
+    TypeKernels kernels;
+};
+struct PackedOverride {
+    Type type;
+    PackedKernels kernels;
+};
+
+// A copy of `base` for `isa` with the overrides applied; the per-function kernels (rmsnorm, ...)
+// are base's, for the caller to replace. Throws std::invalid_argument, naming the ISA, for an
+// override of a value that is not a type of the type table, for two overrides of one type in a
+// list, for a vec_dot without its gemm_tile or the reverse (a tile gives its own vec_dot's
+// bits, not another table's), and for packed kernels of a type without a packed layout.
+Kernels with_overrides(const Kernels& base, Isa isa, std::span<const TypeOverride> types,
+                       std::span<const PackedOverride> packed);
+
 const Kernels& kernels_scalar();
-// Each returns nullptr when this binary was built without that path.
+// Each returns nullptr when this binary was built without that path. Each builds its table on
+// first use with its ISA's instructions: call them through kernels_for(), which checks the CPU.
 const Kernels* kernels_avx2();
 const Kernels* kernels_avx512();
 const Kernels* kernels_neon();

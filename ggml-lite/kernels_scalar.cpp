@@ -123,18 +123,6 @@ void gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t 
     }
 }
 
-void f32_from_float(const float* x, void* y, int64_t n) {
-    std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
-}
-
-void q8_0_from_float(const float* x, void* y, int64_t n) {
-    quantize_row_q8_0_ref(x, static_cast<block_q8_0*>(y), n);
-}
-
-void q8_K_from_float(const float* x, void* y, int64_t n) {
-    quantize_row_q8_K_ref(x, static_cast<block_q8_K*>(y), n);
-}
-
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
     double ss = 0.0;
     for (int64_t i = 0; i < n; i++) ss += static_cast<double>(x[i]) * x[i];
@@ -348,44 +336,45 @@ uint64_t read_sum(const void* p, int64_t n) {
     return sum;
 }
 
-constexpr Kernels kScalar = {
-    Isa::Scalar,
-    {
-        {dot_f32, f32_from_float, gemm_tile<dot_f32>},
-        {dot_f16, nullptr, gemm_tile<dot_f16>},
-        {dot_bf16, nullptr, gemm_tile<dot_bf16>},
-        {dot_q8_0, q8_0_from_float, gemm_tile<dot_q8_0>},
-        {dot_q4_0, nullptr, gemm_tile<dot_q4_0>},
-        {dot_q4_K, nullptr, gemm_tile<dot_q4_K>},
-        {dot_q6_K, nullptr, gemm_tile<dot_q6_K>},
-        {nullptr, q8_K_from_float, nullptr},
-    },
-    rmsnorm,
-    softmax,
-    silu_mul,
-    add,
-    scale,
-    axpy_f16,
-    rope,
-    {
-        {nullptr, packed_float_gemm<float>},
-        {nullptr, packed_float_gemm<fp16_t>},
-        {nullptr, packed_float_gemm<BF16>},
-        {q8_0c_from_float<128>, packed_gemm<block_q8_0x16, block_q8_0c, QK8_0>},
-        {q8_0c_from_float<8>, packed_gemm<block_q4_0x16, block_q8_0c, QK4_0>},
-        {q8_K_from_float, packed_gemm<block_q4_Kx16, block_q8_K, QK_K>},
-        {q8_K_from_float, packed_gemm<block_q6_Kx16, block_q8_K, QK_K>},
-        {},
-    },
-    attend<float>,
-    attend<fp16_t>,
-    read_sum,
-};
-
 }  // namespace
 
 const Kernels& kernels_scalar() {
-    return kScalar;
+    static const Kernels table = [] {
+        // The activation types convert with the type table's reference codecs.
+        const auto from_float = [](Type t) { return traits(t).from_float; };
+        const TypeOverride types[] = {
+            {Type::F32, {dot_f32, from_float(Type::F32), gemm_tile<dot_f32>}},
+            {Type::F16, {dot_f16, nullptr, gemm_tile<dot_f16>}},
+            {Type::BF16, {dot_bf16, nullptr, gemm_tile<dot_bf16>}},
+            {Type::Q8_0, {dot_q8_0, from_float(Type::Q8_0), gemm_tile<dot_q8_0>}},
+            {Type::Q4_0, {dot_q4_0, nullptr, gemm_tile<dot_q4_0>}},
+            {Type::Q4_K, {dot_q4_K, nullptr, gemm_tile<dot_q4_K>}},
+            {Type::Q6_K, {dot_q6_K, nullptr, gemm_tile<dot_q6_K>}},
+            {Type::Q8_K, {nullptr, from_float(Type::Q8_K), nullptr}},
+        };
+        const PackedOverride packed[] = {
+            {Type::F32, {nullptr, packed_float_gemm<float>}},
+            {Type::F16, {nullptr, packed_float_gemm<fp16_t>}},
+            {Type::BF16, {nullptr, packed_float_gemm<BF16>}},
+            {Type::Q8_0, {q8_0c_from_float<128>, packed_gemm<block_q8_0x16, block_q8_0c, QK8_0>}},
+            {Type::Q4_0, {q8_0c_from_float<8>, packed_gemm<block_q4_0x16, block_q8_0c, QK4_0>}},
+            {Type::Q4_K, {from_float(Type::Q8_K), packed_gemm<block_q4_Kx16, block_q8_K, QK_K>}},
+            {Type::Q6_K, {from_float(Type::Q8_K), packed_gemm<block_q6_Kx16, block_q8_K, QK_K>}},
+        };
+        Kernels k = with_overrides(Kernels{}, Isa::Scalar, types, packed);
+        k.rmsnorm = rmsnorm;
+        k.softmax = softmax;
+        k.silu_mul = silu_mul;
+        k.add = add;
+        k.scale = scale;
+        k.axpy_f16 = axpy_f16;
+        k.rope = rope;
+        k.attend_f32 = attend<float>;
+        k.attend_f16 = attend<fp16_t>;
+        k.read_sum = read_sum;
+        return k;
+    }();
+    return table;
 }
 
 }  // namespace ggml_lite

@@ -103,18 +103,16 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
             throw std::invalid_argument("matmul: columns not a multiple of the block size");
         }
         Product& p = products[n_products++];
-        p = {&W,      o.y,
-             nullptr, &k.types[type_index(W.type)],
-             0,       (W.rows + kPackRows - 1) / kPackRows};
+        p = {&W, o.y, nullptr, &k.of(W.type), 0, (W.rows + kPackRows - 1) / kPackRows};
         ActFormat f;
-        const PackedKernels& pk = k.packed[type_index(W.type)];
+        const PackedKernels& pk = k.packed_of(W.type);
         if (W.packed && pk.gemm) {
             p.packed = &pk;
             f = {pk.quantize, packed_activation_size(W.type, cols)};
         } else if (wt.vec_dot_type == Type::F32) {
             f = {nullptr, cols * sizeof(float)};
         } else {
-            f = {k.types[type_index(wt.vec_dot_type)].from_float, row_size(wt.vec_dot_type, cols)};
+            f = {k.of(wt.vec_dot_type).from_float, row_size(wt.vec_dot_type, cols)};
         }
         int i = 0;
         while (i < n_formats &&
@@ -173,18 +171,26 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
 }
 
 std::string kernel_path(Type t) {
-    const Kernels& k = kernels();
-    const int i = type_index(t);
+    return kernel_path(kernels(), t);
+}
+
+std::string kernel_path(const Kernels& k, Type t) {
+    const Kernels& ref = kernels_scalar();
     const std::string isa = isa_name(k.isa);
-    if (k.packed[i].gemm && packable(t)) {
+    // What matmul runs: the packed kernel where the table has one (pack_weights packs for it),
+    // else gemm_tile, whose vec_dot tells where it comes from.
+    const bool packed = packable(t) && k.packed_of(t).gemm;
+    const bool borrowed = packed ? k.packed_of(t).gemm == ref.packed_of(t).gemm
+                                 : k.of(t).vec_dot && k.of(t).vec_dot == ref.of(t).vec_dot;
+    if (k.isa != Isa::Scalar && borrowed) {
+        return "scalar reference (no " + isa + " kernel for " + type_name(t) + ")";
+    }
+    if (packed) {
         const char* op = traits(t).quantized ? "vpdpbusd" : "vfmadd";
         return isa + ", weights packed at load in 16-row groups" +
                (k.isa == Isa::Avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "");
     }
-    if (!k.types[i].vec_dot) return "none";
-    if (k.isa != Isa::Scalar && k.types[i].vec_dot == kernels_scalar().types[i].vec_dot) {
-        return "scalar reference (no " + isa + " kernel for " + type_name(t) + ")";
-    }
+    if (!k.of(t).vec_dot) return "none";
     return isa + ", activations as " + type_name(traits(t).vec_dot_type);
 }
 
@@ -206,7 +212,7 @@ void PackedBuffer::Free::operator()(uint8_t* p) const {
 PackedBuffer pack_weights(std::span<Matrix* const> ws, int n_threads, const PackedFn& packed) {
     const Kernels& k = kernels();
     const auto wanted = [&](const Matrix* W) {
-        return packable(W->type) && k.packed[type_index(W->type)].gemm;
+        return packable(W->type) && k.packed_of(W->type).gemm;
     };
     // Each matrix starts on a cache line.
     std::vector<size_t> offset(ws.size());

@@ -84,9 +84,12 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
 // Threads worth waking for `work` multiply-adds, at most n_threads.
 int threads_for_work(int64_t work, int n_threads);
 
-// How matmul multiplies weights of type t with the active kernel table, in words, so users
-// can tell whether a fast path is in use, e.g. "avx512, packed 16-row groups (vpdpbusd)".
+// How matmul multiplies weights of type t with the active kernel table (or with k), in words,
+// so users can tell whether a fast path is in use, e.g. "avx512, packed 16-row groups
+// (vpdpbusd)", or "scalar reference (no avx2 kernel for q4_0)" where the table runs the
+// scalar table's kernel for t.
 std::string kernel_path(Type t);
+std::string kernel_path(const Kernels& k, Type t);
 
 // out = row `row` of W, dequantized to float (embedding lookup).
 void get_row(const Matrix& W, int64_t row, float* out);

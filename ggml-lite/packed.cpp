@@ -1,8 +1,10 @@
 // Rearranging quantized and float rows into the packed layout of packed.h.
 #include "packed.h"
 
+#include <array>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "quant.h"
 
@@ -45,6 +47,7 @@ void put_row(block_q6_Kx16& p, int r, const block_q6_K& b) {
 // The nb block columns of a group; rows past rows_left stay zero.
 template <class Block, class Packed>
 void pack_group(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_bytes, uint8_t* d) {
+    static_assert(sizeof(Packed) == kPackRows * sizeof(Block), "a group keeps its rows' bytes");
     auto* dst = reinterpret_cast<Packed*>(d);
     for (int64_t b = 0; b < nb; b++) {
         Packed& p = dst[b];
@@ -66,73 +69,73 @@ void pack_float_group(const uint8_t* src, int64_t rows_left, int64_t cols, size_
     }
 }
 
+// A packable type: how its groups are made and what its packed kernels read. A group of
+// kPackRows rows takes the bytes of those rows (pack_group checks it).
+struct Layout {
+    Type type;
+    // Packs a group of rows (row_bytes apart, rows_left of them real) of nb blocks each (nb
+    // columns for the float types) into dst.
+    void (*pack)(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_bytes, uint8_t* dst);
+    // The packed kernels' activation rows: act_bytes per act_values values.
+    size_t act_bytes;
+    int64_t act_values;
+};
+
+constexpr Layout kLayouts[] = {
+    {Type::F32, pack_float_group<float>, sizeof(float), 1},
+    {Type::F16, pack_float_group<fp16_t>, sizeof(float), 1},
+    {Type::BF16, pack_float_group<bf16_t>, sizeof(float), 1},
+    {Type::Q8_0, pack_group<block_q8_0, block_q8_0x16>, sizeof(block_q8_0c), QK8_0},
+    {Type::Q4_0, pack_group<block_q4_0, block_q4_0x16>, sizeof(block_q8_0c), QK8_0},
+    {Type::Q4_K, pack_group<block_q4_K, block_q4_Kx16>, sizeof(block_q8_K), QK_K},
+    {Type::Q6_K, pack_group<block_q6_K, block_q6_Kx16>, sizeof(block_q8_K), QK_K},
+};
+
+// t's layout; nullptr when t has none. Throws std::invalid_argument, as type_slot() does, for a
+// value that is not a type.
+const Layout* find_layout(Type t) {
+    static const std::array<const Layout*, kTypeCount> by_slot = [] {
+        std::array<const Layout*, kTypeCount> slots{};
+        for (const Layout& l : kLayouts) slots[type_slot(l.type)] = &l;
+        return slots;
+    }();
+    return by_slot[type_slot(t)];
+}
+
+const Layout& layout(Type t, const char* caller) {
+    const Layout* l = find_layout(t);
+    if (!l) {
+        throw std::invalid_argument(std::string(caller) + ": " + type_name(t) +
+                                    " has no packed layout");
+    }
+    return *l;
+}
+
 }  // namespace
 
 bool packable(Type t) {
-    switch (t) {
-        case Type::F32:
-        case Type::F16:
-        case Type::BF16:
-        case Type::Q8_0:
-        case Type::Q4_0:
-        case Type::Q4_K:
-        case Type::Q6_K:
-            return true;
-        default:
-            return false;
-    }
+    return find_layout(t) != nullptr;
 }
 
 size_t packed_group_size(Type t, int64_t cols) {
-    if (!packable(t)) throw std::invalid_argument("packed_group_size: type has no packed layout");
+    layout(t, "packed_group_size");
     return kPackRows * row_size(t, cols);
 }
 
 size_t packed_activation_size(Type t, int64_t cols) {
-    switch (t) {
-        case Type::Q8_0:
-        case Type::Q4_0:
-            return cols / QK8_0 * sizeof(block_q8_0c);
-        case Type::Q4_K:
-        case Type::Q6_K:
-            return row_size(Type::Q8_K, cols);
-        default:
-            if (!packable(t)) {
-                throw std::invalid_argument("packed_activation_size: type has no packed layout");
-            }
-            return cols * sizeof(float);
-    }
+    const Layout& l = layout(t, "packed_activation_size");
+    return static_cast<size_t>(cols / l.act_values) * l.act_bytes;
 }
 
 void pack_groups(Type t, const void* src, int64_t rows, int64_t cols, void* dst, int64_t g0,
                  int64_t g1) {
+    const Layout& l = layout(t, "pack_groups");
     const size_t row_bytes = row_size(t, cols), group_bytes = packed_group_size(t, cols);
     const int64_t nb = cols / block_size(t);
     for (int64_t g = g0; g < g1; g++) {
         const auto* s = static_cast<const uint8_t*>(src) + g * kPackRows * row_bytes;
         auto* d = static_cast<uint8_t*>(dst) + g * group_bytes;
-        const int64_t left = rows - g * kPackRows;
-        switch (t) {
-            case Type::F32:
-                pack_float_group<float>(s, left, cols, row_bytes, d);
-                break;
-            case Type::F16:
-            case Type::BF16:
-                pack_float_group<uint16_t>(s, left, cols, row_bytes, d);
-                break;
-            case Type::Q4_0:
-                pack_group<block_q4_0, block_q4_0x16>(s, left, nb, row_bytes, d);
-                break;
-            case Type::Q8_0:
-                pack_group<block_q8_0, block_q8_0x16>(s, left, nb, row_bytes, d);
-                break;
-            case Type::Q4_K:
-                pack_group<block_q4_K, block_q4_Kx16>(s, left, nb, row_bytes, d);
-                break;
-            default:  // Q6_K: packed_group_size has rejected the rest
-                pack_group<block_q6_K, block_q6_Kx16>(s, left, nb, row_bytes, d);
-                break;
-        }
+        l.pack(s, rows - g * kPackRows, nb, row_bytes, d);
     }
 }
 

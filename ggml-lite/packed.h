@@ -71,12 +71,13 @@ struct block_q8_0c {
 };
 static_assert(sizeof(block_q8_0c) == 40);
 
-// True for the types that have a packed layout (F32, F16, BF16, Q4_0, Q8_0, Q4_K, Q6_K).
+// True for the types that have a packed layout (a row of packed.cpp's layouts): F32, F16, BF16,
+// Q4_0, Q8_0, Q4_K, Q6_K. The functions below throw std::invalid_argument for the others.
 bool packable(Type t);
 // Bytes of one activation row of `cols` values as the packed kernels of weight type t read it:
 // floats for F32/F16/BF16, block_q8_0c for Q4_0/Q8_0, block_q8_K for Q4_K/Q6_K.
 size_t packed_activation_size(Type t, int64_t cols);
-// Bytes of one packed group of 16 rows of `cols` columns.
+// Bytes of one packed group of 16 rows of `cols` columns: those of the 16 rows.
 size_t packed_group_size(Type t, int64_t cols);
 // Packs groups [g0, g1) of a matrix of `rows` rows (row_size(t, cols) bytes each, contiguous)
 // into dst, which holds the packed groups from group 0 on. Rows past `rows` are zeros.

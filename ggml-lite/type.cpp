@@ -1,6 +1,9 @@
-// The type table: one row per element type.
+// The type table: one row per element type, the one list every per-type lookup and array
+// derives from.
 #include "type.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstring>
 #include <stdexcept>
@@ -18,119 +21,137 @@ void f32_from_float(const float* src, void* dst, int64_t n) {
     std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
 }
 
-void f16_to_float(const void* src, float* dst, int64_t n) {
-    const auto* h = static_cast<const fp16_t*>(src);
-    for (int64_t i = 0; i < n; i++) dst[i] = fp16_to_fp32(h[i]);
+// Half and bfloat16 rows, value by value.
+template <float (*Widen)(uint16_t)>
+void halves_to_float(const void* src, float* dst, int64_t n) {
+    const auto* h = static_cast<const uint16_t*>(src);
+    for (int64_t i = 0; i < n; i++) dst[i] = Widen(h[i]);
 }
-void f16_from_float(const float* src, void* dst, int64_t n) {
-    auto* h = static_cast<fp16_t*>(dst);
-    for (int64_t i = 0; i < n; i++) h[i] = fp32_to_fp16(src[i]);
-}
-
-void bf16_to_float(const void* src, float* dst, int64_t n) {
-    const auto* h = static_cast<const bf16_t*>(src);
-    for (int64_t i = 0; i < n; i++) dst[i] = bf16_to_fp32(h[i]);
-}
-void bf16_from_float(const float* src, void* dst, int64_t n) {
-    auto* h = static_cast<bf16_t*>(dst);
-    for (int64_t i = 0; i < n; i++) h[i] = fp32_to_bf16(src[i]);
+template <uint16_t (*Narrow)(float)>
+void halves_from_float(const float* src, void* dst, int64_t n) {
+    auto* h = static_cast<uint16_t*>(dst);
+    for (int64_t i = 0; i < n; i++) h[i] = Narrow(src[i]);
 }
 
-void q8_0_to_float(const void* src, float* dst, int64_t n) {
-    dequantize_row_q8_0(static_cast<const block_q8_0*>(src), dst, n);
+// The quantized types' rows of blocks, through quant.h's codecs.
+template <class Block, void (*Decode)(const Block*, float*, int64_t)>
+void blocks_to_float(const void* src, float* dst, int64_t n) {
+    Decode(static_cast<const Block*>(src), dst, n);
 }
-void q8_0_from_float(const float* src, void* dst, int64_t n) {
-    quantize_row_q8_0_ref(src, static_cast<block_q8_0*>(dst), n);
-}
-
-void q4_0_to_float(const void* src, float* dst, int64_t n) {
-    dequantize_row_q4_0(static_cast<const block_q4_0*>(src), dst, n);
-}
-void q4_0_from_float(const float* src, void* dst, int64_t n) {
-    quantize_row_q4_0_ref(src, static_cast<block_q4_0*>(dst), n);
-}
-
-void q4_K_to_float(const void* src, float* dst, int64_t n) {
-    dequantize_row_q4_K(static_cast<const block_q4_K*>(src), dst, n);
-}
-void q4_K_from_float(const float* src, void* dst, int64_t n) {
-    quantize_row_q4_K_ref(src, static_cast<block_q4_K*>(dst), n);
-}
-
-void q6_K_to_float(const void* src, float* dst, int64_t n) {
-    dequantize_row_q6_K(static_cast<const block_q6_K*>(src), dst, n);
-}
-void q6_K_from_float(const float* src, void* dst, int64_t n) {
-    quantize_row_q6_K_ref(src, static_cast<block_q6_K*>(dst), n);
-}
-
-void q8_K_to_float(const void* src, float* dst, int64_t n) {
-    dequantize_row_q8_K(static_cast<const block_q8_K*>(src), dst, n);
-}
-void q8_K_from_float(const float* src, void* dst, int64_t n) {
-    quantize_row_q8_K_ref(src, static_cast<block_q8_K*>(dst), n);
+template <class Block, void (*Encode)(const float*, Block*, int64_t)>
+void blocks_from_float(const float* src, void* dst, int64_t n) {
+    Encode(src, static_cast<Block*>(dst), n);
 }
 
 // Float weights are dotted with float activations; quantized ones with 8-bit activations of
-// the same block size (Q8_0, Q8_K), so the inner loop is an integer dot product.
-constexpr TypeTraits kF32Traits{"f32",         1, sizeof(float), false, Type::F32, f32_to_float,
-                                f32_from_float};
-constexpr TypeTraits kF16Traits{"f16",         1, sizeof(fp16_t), false, Type::F32, f16_to_float,
-                                f16_from_float};
-constexpr TypeTraits kBF16Traits{"bf16",         1, sizeof(bf16_t), false, Type::F32, bf16_to_float,
-                                 bf16_from_float};
-constexpr TypeTraits kQ8_0Traits{"q8_0",     QK8_0,         sizeof(block_q8_0), true,
-                                 Type::Q8_0, q8_0_to_float, q8_0_from_float};
-constexpr TypeTraits kQ4_0Traits{"q4_0",     QK4_0,         sizeof(block_q4_0), true,
-                                 Type::Q8_0, q4_0_to_float, q4_0_from_float};
-// The k-quants work on 256-value super-blocks, and so do their activations.
-constexpr TypeTraits kQ4_KTraits{"q4_k",     QK_K,          sizeof(block_q4_K), true,
-                                 Type::Q8_K, q4_K_to_float, q4_K_from_float};
-constexpr TypeTraits kQ6_KTraits{"q6_k",     QK_K,          sizeof(block_q6_K), true,
-                                 Type::Q8_K, q6_K_to_float, q6_K_from_float};
-constexpr TypeTraits kQ8_KTraits{"q8_k",     QK_K,          sizeof(block_q8_K), true,
-                                 Type::Q8_K, q8_K_to_float, q8_K_from_float};
+// the same block size (Q8_0, Q8_K), so the inner loop is an integer dot product. The order of
+// the rows is the order of per-type arrays (type_slot) and of all_types().
+constexpr TypeTraits kTypes[] = {
+    {Type::F32, "f32", 1, sizeof(float), false, true, Type::F32, f32_to_float, f32_from_float},
+    {Type::F16, "f16", 1, sizeof(fp16_t), false, true, Type::F32, halves_to_float<fp16_to_fp32>,
+     halves_from_float<fp32_to_fp16>},
+    {Type::BF16, "bf16", 1, sizeof(bf16_t), false, true, Type::F32, halves_to_float<bf16_to_fp32>,
+     halves_from_float<fp32_to_bf16>},
+    {Type::Q8_0, "q8_0", QK8_0, sizeof(block_q8_0), true, true, Type::Q8_0,
+     blocks_to_float<block_q8_0, dequantize_row_q8_0>,
+     blocks_from_float<block_q8_0, quantize_row_q8_0_ref>},
+    {Type::Q4_0, "q4_0", QK4_0, sizeof(block_q4_0), true, true, Type::Q8_0,
+     blocks_to_float<block_q4_0, dequantize_row_q4_0>,
+     blocks_from_float<block_q4_0, quantize_row_q4_0_ref>},
+    // The k-quants work on 256-value super-blocks, and so do their activations.
+    {Type::Q4_K, "q4_k", QK_K, sizeof(block_q4_K), true, true, Type::Q8_K,
+     blocks_to_float<block_q4_K, dequantize_row_q4_K>,
+     blocks_from_float<block_q4_K, quantize_row_q4_K_ref>},
+    {Type::Q6_K, "q6_k", QK_K, sizeof(block_q6_K), true, true, Type::Q8_K,
+     blocks_to_float<block_q6_K, dequantize_row_q6_K>,
+     blocks_from_float<block_q6_K, quantize_row_q6_K_ref>},
+    // Not a tensor type: ggml never stores it and no kernel takes it as weights.
+    {Type::Q8_K, "q8_k", QK_K, sizeof(block_q8_K), true, false, Type::Q8_K,
+     blocks_to_float<block_q8_K, dequantize_row_q8_K>,
+     blocks_from_float<block_q8_K, quantize_row_q8_K_ref>},
+};
+static_assert(std::size(kTypes) == kTypeCount,
+              "kTypeCount (type.h) sizes the per-type arrays: one element per row here");
 
-// The tensor types, which files and users may name. Q8_K is not among them: ggml never stores
-// it and no kernel takes it as weights.
-constexpr Type kAllTypes[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q8_0,
-                              Type::Q4_0, Type::Q4_K, Type::Q6_K};
+constexpr uint32_t id_of(Type t) {
+    return static_cast<uint32_t>(t);
+}
+
+// The checks a new row must pass: its id and name are its own, and its activation type has a
+// row too.
+constexpr bool has_row(Type t) {
+    return std::any_of(std::begin(kTypes), std::end(kTypes),
+                       [t](const TypeTraits& r) { return r.type == t; });
+}
+constexpr bool rows_distinct() {
+    for (size_t i = 0; i < std::size(kTypes); i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (kTypes[i].type == kTypes[j].type) return false;
+            if (std::string_view(kTypes[i].name) == kTypes[j].name) return false;
+        }
+    }
+    return true;
+}
+static_assert(rows_distinct(), "two rows of the type table share an id or a name");
+static_assert(std::all_of(std::begin(kTypes), std::end(kTypes),
+                          [](const TypeTraits& r) { return has_row(r.vec_dot_type); }),
+              "a row's vec_dot_type has no row");
+
+// Slot of each type id (-1: no row), so that type_slot() is one load.
+constexpr uint32_t kIdLimit = [] {
+    uint32_t limit = 0;
+    for (const TypeTraits& r : kTypes) limit = std::max(limit, id_of(r.type) + 1);
+    return limit;
+}();
+constexpr std::array<int8_t, kIdLimit> kSlotOfId = [] {
+    std::array<int8_t, kIdLimit> slots{};
+    slots.fill(-1);
+    for (size_t i = 0; i < std::size(kTypes); i++)
+        slots[id_of(kTypes[i].type)] = static_cast<int8_t>(i);
+    return slots;
+}();
+
+constexpr size_t kTensorTypeCount = std::count_if(std::begin(kTypes), std::end(kTypes),
+                                                  [](const TypeTraits& r) { return r.tensor; });
+constexpr std::array<Type, kTensorTypeCount> kTensorTypes = [] {
+    std::array<Type, kTensorTypeCount> types{};
+    size_t n = 0;
+    for (const TypeTraits& r : kTypes) {
+        if (r.tensor) types[n++] = r.type;
+    }
+    return types;
+}();
 
 }  // namespace
 
-const TypeTraits& traits(Type t) {
-    switch (t) {
-        case Type::F32:
-            return kF32Traits;
-        case Type::F16:
-            return kF16Traits;
-        case Type::BF16:
-            return kBF16Traits;
-        case Type::Q8_0:
-            return kQ8_0Traits;
-        case Type::Q4_0:
-            return kQ4_0Traits;
-        case Type::Q4_K:
-            return kQ4_KTraits;
-        case Type::Q6_K:
-            return kQ6_KTraits;
-        case Type::Q8_K:
-            return kQ8_KTraits;
-    }
+int type_slot(Type t) {
+    const uint32_t i = id_of(t);
+    if (i < kIdLimit && kSlotOfId[i] >= 0) return kSlotOfId[i];
     // Only reachable through a cast from an unchecked integer; type_from_id() guards files.
-    throw std::invalid_argument("ggml-lite: unknown type id " +
-                                std::to_string(static_cast<uint32_t>(t)));
+    throw std::invalid_argument("ggml-lite: unknown type id " + std::to_string(i));
+}
+
+const TypeTraits& traits(Type t) {
+    return kTypes[type_slot(t)];
+}
+
+std::span<const TypeTraits> type_table() {
+    return kTypes;
+}
+
+std::span<const Type> all_types() {
+    return kTensorTypes;
 }
 
 std::optional<Type> type_from_id(uint32_t id) {
-    for (Type t : kAllTypes) {
+    for (Type t : kTensorTypes) {
         if (static_cast<uint32_t>(t) == id) return t;
     }
     return std::nullopt;
 }
 
 std::optional<Type> type_from_name(std::string_view name) {
-    for (Type t : kAllTypes) {
+    for (Type t : kTensorTypes) {
         const std::string_view known = traits(t).name;
         if (known.size() != name.size()) continue;
         bool same = true;

@@ -1,12 +1,14 @@
 // Tensor element types and the one table that describes them.
 //
 // Type ids and block layouts are ggml's, bit for bit, so GGUF files move freely between
-// lila and llama.cpp. Adding a type is one row in type.cpp plus its kernels.
+// lila and llama.cpp. Adding a type is one value here and one row of the table in type.cpp,
+// then its kernels (docs/kernels.md: "Adding a weight type").
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace ggml_lite {
@@ -22,19 +24,38 @@ enum class Type : uint32_t {
     BF16 = 30,
 };
 
+// A row of the type table.
 struct TypeTraits {
+    Type type;
     const char* name;    // lower-case, as users type it: "q4_0"
     int64_t block_size;  // elements per block (1 for float types)
     size_t type_size;    // bytes per block
     bool quantized;
+    // A type tensors have, which files and users may name; false for Q8_K, which only ever
+    // holds activations.
+    bool tensor;
     Type vec_dot_type;  // what activations are converted to before a dot product with this type
     // Scalar reference conversions; n is a multiple of block_size.
     void (*to_float)(const void* src, float* dst, int64_t n);
     void (*from_float)(const float* src, void* dst, int64_t n);
 };
 
-// nullptr-free lookup: every Type value has a row.
+// The number of rows of the type table: the size of per-type arrays (kernels.h). type.cpp
+// checks it against the table at compile time.
+constexpr int kTypeCount = 8;
+
+// t's row. Throws std::invalid_argument for a value that is not a type of the table (a cast
+// from an unchecked integer; type_from_id() guards files).
 const TypeTraits& traits(Type t);
+
+// The position of t's row in the type table, 0 <= slot < kTypeCount: the index of per-type
+// arrays. Throws as traits() does.
+int type_slot(Type t);
+
+// Every row of the type table, in slot order.
+std::span<const TypeTraits> type_table();
+// The tensor types (the rows with `tensor` set), in the table's order.
+std::span<const Type> all_types();
 
 // A type id read from a file: nullopt when lila does not know it as a tensor type.
 std::optional<Type> type_from_id(uint32_t id);

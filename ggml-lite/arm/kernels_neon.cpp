@@ -1,192 +1,21 @@
-// NEON kernels (AArch64 Advanced SIMD): one quantized block per two 128-bit vectors, float
-// kernels from simd_float.h.
-//
-// This file is compiled twice. As itself (baseline flags) it is the `neon` table. Included by
-// kernels_neon_dotprod.cpp (compiled with +dotprod, LILA_NEON_DOTPROD_TU defined) it
-// contributes only the integer dot products, now with sdot (vdotq_s32); that table borrows
-// everything else from the baseline one, so no float or xsimd code is ever compiled with the
-// extension. Everything stays in the anonymous namespace for the same reason as on x86.
+// NEON kernels (AArch64 Advanced SIMD), the `neon` table: the integer kernels of
+// kernels_neon-inl.h, the activation quantizers, and the float kernels from simd_float-inl.h
+// and the packed ones below. kernels_neon_dotprod.cpp compiles the integer kernels again with
+// +dotprod and borrows the rest of this table, so no float or xsimd code is ever compiled with
+// the extension. Everything stays in the anonymous namespace for the same reason as on x86.
 #include <arm_neon.h>
 
 #include <cstring>
 
+#include "ggml-lite/arm/kernels_neon-inl.h"
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
-#include "ggml-lite/quant_tiles.h"
-#if !defined(LILA_NEON_DOTPROD_TU)
-#include "ggml-lite/simd_float.h"
-#endif
+#include "ggml-lite/quant_tiles-inl.h"
+#include "ggml-lite/simd_float-inl.h"
 
 namespace ggml_lite {
 namespace {
-
-float half_to_float(fp16_t h) {
-    __fp16 f;
-    std::memcpy(&f, &h, sizeof f);
-    return f;  // fcvt: exact
-}
-
-// acc[i] += the sum of the products of bytes 4i..4i+3 (dotprod), or of some 4 bytes (plain:
-// the lanes are grouped differently, but every lane sum is exact and the lanes of a block
-// add up to the same integer).
-int32x4_t dot_bytes(int32x4_t acc, int8x16_t a, int8x16_t b) {
-#if defined(__ARM_FEATURE_DOTPROD)
-    return vdotq_s32(acc, a, b);
-#else
-    // |a b| <= 127 * 128 fits int16; vpadalq adds neighbouring pairs into int32.
-    acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(a), vget_low_s8(b)));
-    return vpadalq_s16(acc, vmull_high_s8(a, b));
-#endif
-}
-
-// One operand of a pair: 32 signed bytes in element order and the scale.
-struct Operand {
-    int8x16_t lo, hi;
-    float d;
-};
-
-struct Q8Weights {
-    using Block = block_q8_0;
-    static Operand load(const block_q8_0* b) {
-        return {vld1q_s8(b->qs), vld1q_s8(b->qs + 16), half_to_float(b->d)};
-    }
-};
-
-struct Q4Weights {
-    using Block = block_q4_0;
-    // Byte j: element j in the low nibble, j + 16 in the high; values q - 8.
-    static Operand load(const block_q4_0* b) {
-        const uint8x16_t q = vld1q_u8(b->qs);
-        const int8x16_t eight = vdupq_n_s8(8);
-        return {vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0f))), eight),
-                vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight), half_to_float(b->d)};
-    }
-};
-
-// Q8_0 or Q4_0 weights W: one block a step; each token's operand is loaded once for all rows.
-template <class W>
-struct QStep : TileStep<typename W::Block, block_q8_0, 1, 2, false> {
-    using Act = Operand;
-    static Operand act(const block_q8_0* x) { return Q8Weights::load(x); }
-    struct Acc {
-        float32x4_t v = vdupq_n_f32(0.0f);
-        float total() const { return vaddvq_f32(v); }
-    };
-    template <int NT>
-    static void step(const typename W::Block& w, const Operand* x, Acc* acc) {
-        const Operand wo = W::load(&w);
-        for (int t = 0; t < NT; t++) {
-            const int32x4_t s =
-                dot_bytes(dot_bytes(vdupq_n_s32(0), wo.lo, x[t].lo), wo.hi, x[t].hi);
-            acc[t].v = vfmaq_n_f32(acc[t].v, vcvtq_f32_s32(s), wo.d * x[t].d);
-        }
-    }
-    // One fetch a step: the blocks are contiguous and shorter than a cache line (18 or 34
-    // bytes), so their first bytes, step after step, reach every line of the next rows.
-    static void prefetch(const uint8_t* p) { __builtin_prefetch(p); }
-};
-
-// ---- k-quant dot products: Q4_K and Q6_K against Q8_K --------------------------------------
-//
-// A super-block is one step. The levels (Q4_K's q, Q6_K's q - 32) are signed bytes; each
-// sub-block's byte dot product is multiplied by its integer scale in int32, so a super-block is
-// an exact integer sum before its float scales, as in the scalar reference. Q4_K's mins meet
-// the activations only through their sums, Q8_K's bsums.
-
-// sum over two 16-byte halves of a * b, in four int32 lanes.
-int32x4_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
-    return dot_bytes(dot_bytes(vdupq_n_s32(0), a0, vld1q_s8(b)), a1, vld1q_s8(b + 16));
-}
-
-// Each step is one weight super-block against NT tokens' activation blocks: the weights are
-// unpacked once for all of them (prefill), and each token's sums run exactly as they would
-// alone, so results do not depend on NT.
-struct Q4K : SuperBlockStep<block_q4_K> {
-    // One row's sums so far for one token: lane 0 the scales part, lane 1 the (negated) mins.
-    struct Acc {
-        float32x2_t v = vdup_n_f32(0.0f);
-        float total() const { return vaddv_f32(v); }
-    };
-    template <int NT>
-    static void step(const block_q4_K& w, const block_q8_K* const* x, Acc* acc) {
-        uint8_t sm[16];
-        q4_K_scales_mins(w.scales, sm);
-        const int16x8_t mins = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(sm + 8)));
-        const uint8x16_t mask = vdupq_n_u8(0x0f);
-        int32x4_t sum[NT];
-        for (int t = 0; t < NT; t++) sum[t] = vdupq_n_s32(0);
-        for (int g = 0; g < QK_K / 64; g++) {
-            const uint8x16_t q0 = vld1q_u8(w.qs + 32 * g);
-            const uint8x16_t q1 = vld1q_u8(w.qs + 32 * g + 16);
-            const int8x16_t lo0 = vreinterpretq_s8_u8(vandq_u8(q0, mask));
-            const int8x16_t lo1 = vreinterpretq_s8_u8(vandq_u8(q1, mask));
-            const int8x16_t hi0 = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4));
-            const int8x16_t hi1 = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
-            for (int t = 0; t < NT; t++) {
-                const int8_t* xq = x[t]->qs + 64 * g;
-                sum[t] = vmlaq_n_s32(sum[t], dot32(lo0, lo1, xq), sm[2 * g]);
-                sum[t] = vmlaq_n_s32(sum[t], dot32(hi0, hi1, xq + 32), sm[2 * g + 1]);
-            }
-        }
-        const float d = half_to_float(w.d), dmin = half_to_float(w.dmin);
-        for (int t = 0; t < NT; t++) {
-            // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
-            const int16x8_t bs = vpaddq_s16(vld1q_s16(x[t]->bsums), vld1q_s16(x[t]->bsums + 8));
-            const int32x4_t mprod =
-                vmlal_high_s16(vmull_s16(vget_low_s16(mins), vget_low_s16(bs)), mins, bs);
-            const int32x2_t ints =
-                vset_lane_s32(vaddvq_s32(mprod), vdup_n_s32(vaddvq_s32(sum[t])), 1);
-            const float32x2_t scales = vset_lane_f32(-dmin * x[t]->d, vdup_n_f32(d * x[t]->d), 1);
-            acc[t].v = vfma_f32(acc[t].v, scales, vcvt_f32_s32(ints));
-        }
-    }
-};
-
-struct Q6K : SuperBlockStep<block_q6_K> {
-    struct Acc {
-        float32x2_t v = vdup_n_f32(0.0f);  // both lanes carry the sum
-        float total() const { return vget_lane_f32(v, 0); }
-    };
-    template <int NT>
-    static void step(const block_q6_K& w, const block_q8_K* const* x, Acc* acc) {
-        const uint8x16_t low4 = vdupq_n_u8(0x0f), low2 = vdupq_n_u8(0x03);
-        const int8x16_t offset = vdupq_n_s8(32);
-        int32x4_t sum[NT];
-        for (int t = 0; t < NT; t++) sum[t] = vdupq_n_s32(0);
-        for (int h = 0; h < QK_K / 128; h++) {
-            const uint8_t* ql = w.ql + 64 * h;
-            const uint8_t* qh = w.qh + 32 * h;
-            for (int v = 0; v < 2; v++) {
-                // Values 32k + 16v + i (i < 16) of the half, for k < 4: the low 4 bits in ql
-                // bytes 32(k % 2) + 16v + i (nibble k / 2), the high 2 in qh byte 16v + i at 2k.
-                const uint8x16_t l0 = vld1q_u8(ql + 16 * v), l1 = vld1q_u8(ql + 32 + 16 * v);
-                const uint8x16_t hb = vld1q_u8(qh + 16 * v);
-                const uint8x16_t q[4] = {
-                    vorrq_u8(vandq_u8(l0, low4), vshlq_n_u8(vandq_u8(hb, low2), 4)),
-                    vorrq_u8(vandq_u8(l1, low4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), low2), 4)),
-                    vorrq_u8(vshrq_n_u8(l0, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), low2), 4)),
-                    vorrq_u8(vshrq_n_u8(l1, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4)),
-                };
-                for (int k = 0; k < 4; k++) {
-                    const int8x16_t level = vsubq_s8(vreinterpretq_s8_u8(q[k]), offset);
-                    const int scale = w.scales[8 * h + 2 * k + v];
-                    for (int t = 0; t < NT; t++) {
-                        const int8x16_t xq = vld1q_s8(x[t]->qs + 128 * h + 32 * k + 16 * v);
-                        sum[t] = vmlaq_n_s32(sum[t], dot_bytes(vdupq_n_s32(0), level, xq), scale);
-                    }
-                }
-            }
-        }
-        const float d = half_to_float(w.d);
-        for (int t = 0; t < NT; t++) {
-            acc[t].v = vfma_f32(acc[t].v, vdup_n_f32(d * x[t]->d),
-                                vcvt_f32_s32(vdup_n_s32(vaddvq_s32(sum[t]))));
-        }
-    }
-};
-
-#if !defined(LILA_NEON_DOTPROD_TU)
 
 // Bit-identical to quantize_row_q8_0_ref: the same max, the same float divisions and
 // products, and fcvtas rounds ties away from zero exactly like roundf.
@@ -265,87 +94,105 @@ struct LoadBF16 {
     }
 };
 
-void f32_from_float(const float* x, void* y, int64_t n) {
-    std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
+// ---- F32, F16, BF16 ---------------------------------------------------------------------------
+//
+// Column c of a group is 16 values, four registers; times the column's activation it is one
+// FMA per slice, into partial sum c % 4 as the reference does. Four partials of four slices
+// are 16 registers for one token, so a pass takes S slices of NT tokens with S * NT <= 4:
+// decode reads each weight line once, prefill reuses each weight register for up to 4 tokens.
+template <class L, int NT>
+void packed_float_tile(int64_t n, const typename L::Elem* w, const uint8_t* x, size_t x_stride,
+                       float* y, int64_t y_stride, int nr) {
+    constexpr int S = NT == 1 ? 4 : NT == 2 ? 2 : 1;
+    const auto xt = [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride); };
+    const auto column = [&](int64_t c, int g) -> float32x4_t {
+        return L::load(w + c * kPackRows + 4 * g);
+    };
+    float32x4_t sums[NT][4];
+    for (int g0 = 0; g0 < 4; g0 += S) {
+        float32x4_t acc[NT][S][4];
+        for (int t = 0; t < NT; t++) {
+            for (int s = 0; s < S; s++) {
+                for (int k = 0; k < 4; k++) acc[t][s][k] = vdupq_n_f32(0.0f);
+            }
+        }
+        int64_t c = 0;
+        for (; c + 4 <= n; c += 4) {
+            // The next lines of the group: four columns are 1-4 of them.
+            prefetch_lines<4 * kPackRows * sizeof(typename L::Elem)>(
+                reinterpret_cast<const uint8_t*>(w + (c + 16) * kPackRows));
+            for (int s = 0; s < S; s++) {
+                float32x4_t wv[4];
+                for (int k = 0; k < 4; k++) wv[k] = column(c + k, g0 + s);
+                for (int t = 0; t < NT; t++) {
+                    for (int k = 0; k < 4; k++)
+                        acc[t][s][k] = vfmaq_n_f32(acc[t][s][k], wv[k], xt(t)[c + k]);
+                }
+            }
+        }
+        for (; c < n; c++) {
+            for (int s = 0; s < S; s++) {
+                const float32x4_t wv = column(c, g0 + s);
+                for (int t = 0; t < NT; t++)
+                    acc[t][s][c % 4] = vfmaq_n_f32(acc[t][s][c % 4], wv, xt(t)[c]);
+            }
+        }
+        for (int t = 0; t < NT; t++) {
+            for (int s = 0; s < S; s++) {
+                sums[t][g0 + s] = vaddq_f32(vaddq_f32(acc[t][s][0], acc[t][s][1]),
+                                            vaddq_f32(acc[t][s][2], acc[t][s][3]));
+            }
+        }
+    }
+    for (int t = 0; t < NT; t++) store_rows(y + t * y_stride, sums[t], nr);
 }
 
-#endif
+// Tokens per pass of the float kernels (see packed_float_tile).
+constexpr int kPackedFloatTokens = 4;
 
-// The packed-weight kernels, in both translation units.
-#include "ggml-lite/arm/packed_neon.h"
+template <class L>
+void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                       int64_t y_stride, int nr, int nt) {
+    const auto* wc = static_cast<const typename L::Elem*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    for (int t = 0; t < nt; t += kPackedFloatTokens) {
+        const int count = nt - t < kPackedFloatTokens ? nt - t : kPackedFloatTokens;
+        FK::with_count<kPackedFloatTokens>(count, [&]<int NT>() {
+            packed_float_tile<L, NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride,
+                                     nr);
+        });
+    }
+}
 
-#if !defined(LILA_NEON_DOTPROD_TU)
-
-constexpr Kernels kNeon = {
-    Isa::Neon,
-    {
-        {FK::vec_dot<LoadF32<Arch>>, f32_from_float, FK::gemm_tile<LoadF32<Arch>>},
-        {FK::vec_dot<LoadF16>, nullptr, FK::gemm_tile<LoadF16>},
-        {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
-        {QuantTiles<QStep<Q8Weights>>::vec_dot, quantize_q8_0,
-         QuantTiles<QStep<Q8Weights>>::gemm_tile},
-        {QuantTiles<QStep<Q4Weights>>::vec_dot, nullptr, QuantTiles<QStep<Q4Weights>>::gemm_tile},
-        {QuantTiles<Q4K>::vec_dot, nullptr, QuantTiles<Q4K>::gemm_tile},
-        {QuantTiles<Q6K>::vec_dot, nullptr, QuantTiles<Q6K>::gemm_tile},
-        {nullptr, quantize_q8_K, nullptr},
-    },
-    FK::rmsnorm,
-    FK::softmax,
-    FK::silu_mul,
-    FK::add,
-    FK::scale,
-    FK::axpy_f16<LoadF16>,
-    FK::rope,
-    {
-        {nullptr, packed_float_gemm<LoadF32<Arch>>},
-        {nullptr, packed_float_gemm<LoadF16>},
-        {nullptr, packed_float_gemm<LoadBF16>},
-        {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedQ32<PackedQ8>>},
-        {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ32<PackedQ4>>},
-        {quantize_q8_K, packed_gemm<PackedQ4K>},
-        {quantize_q8_K, packed_gemm<PackedQ6K>},
-        {},
-    },
-    FK::attend<LoadF32<Arch>>,
-    FK::attend<LoadF16>,
-    FK::read_sum,
+// What only the baseline translation unit has: the float kernels and the activation
+// quantizers, which neon_dotprod borrows with the rest of the neon table.
+constexpr TypeOverride kBaselineTypes[] = {
+    {Type::F32, FK::kernels<LoadF32<Arch>>()},
+    {Type::F16, FK::kernels<LoadF16>()},
+    {Type::BF16, FK::kernels<LoadBF16>()},
+    {Type::Q8_0, {nullptr, quantize_q8_0, nullptr}},
+    {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
 };
-
-#endif
+constexpr PackedOverride kBaselinePacked[] = {
+    {Type::F32, {nullptr, packed_float_gemm<LoadF32<Arch>>}},
+    {Type::F16, {nullptr, packed_float_gemm<LoadF16>}},
+    {Type::BF16, {nullptr, packed_float_gemm<LoadBF16>}},
+    {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, nullptr}},
+    {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, nullptr}},
+    {Type::Q4_K, {quantize_q8_K, nullptr}},
+    {Type::Q6_K, {quantize_q8_K, nullptr}},
+};
 
 }  // namespace
 
-#if !defined(LILA_NEON_DOTPROD_TU)
-
 const Kernels* kernels_neon() {
-    return &kNeon;
-}
-
-#else
-
-// The baseline table with the sdot integer kernels swapped in. Built on first use, which
-// kernels_for() allows only when the CPU has the extension.
-const Kernels* kernels_neon_dotprod() {
     static const Kernels table = [] {
-        Kernels k = *kernels_neon();
-        k.isa = Isa::NeonDotprod;
-        k.types[kQ8_0].vec_dot = QuantTiles<QStep<Q8Weights>>::vec_dot;
-        k.types[kQ8_0].gemm_tile = QuantTiles<QStep<Q8Weights>>::gemm_tile;
-        k.types[kQ4_0].vec_dot = QuantTiles<QStep<Q4Weights>>::vec_dot;
-        k.types[kQ4_0].gemm_tile = QuantTiles<QStep<Q4Weights>>::gemm_tile;
-        k.types[kQ4_K].vec_dot = QuantTiles<Q4K>::vec_dot;
-        k.types[kQ4_K].gemm_tile = QuantTiles<Q4K>::gemm_tile;
-        k.types[kQ6_K].vec_dot = QuantTiles<Q6K>::vec_dot;
-        k.types[kQ6_K].gemm_tile = QuantTiles<Q6K>::gemm_tile;
-        k.packed[kQ8_0].gemm = packed_gemm<PackedQ32<PackedQ8>>;
-        k.packed[kQ4_0].gemm = packed_gemm<PackedQ32<PackedQ4>>;
-        k.packed[kQ4_K].gemm = packed_gemm<PackedQ4K>;
-        k.packed[kQ6_K].gemm = packed_gemm<PackedQ6K>;
+        Kernels k = with_overrides(kernels_scalar(), Isa::Neon, kIntegerTypes, kIntegerPacked);
+        k = with_overrides(k, Isa::Neon, kBaselineTypes, kBaselinePacked);
+        set_float_kernels<Arch, LoadF16>(k);
         return k;
     }();
     return &table;
 }
-
-#endif
 
 }  // namespace ggml_lite

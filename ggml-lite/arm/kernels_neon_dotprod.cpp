@@ -1,4 +1,17 @@
-// NEON with the dot-product extension: the integer kernels of kernels_neon.cpp compiled with
-// +dotprod, so each 4-byte group becomes one sdot (vdotq_s32).
-#define LILA_NEON_DOTPROD_TU 1
-#include "kernels_neon.cpp"  // NOLINT(bugprone-suspicious-include): compiled again on purpose
+// NEON with the dot-product extension, the `neon_dotprod` table: the integer kernels of
+// kernels_neon-inl.h compiled with +dotprod, so each 4-byte group becomes one sdot
+// (vdotq_s32), on top of the neon table.
+#include "ggml-lite/arm/kernels_neon-inl.h"
+#include "ggml-lite/kernels.h"
+
+namespace ggml_lite {
+
+// The neon table with the sdot integer kernels in place of its own. Built on first use, which
+// kernels_for() allows only when the CPU has the extension.
+const Kernels* kernels_neon_dotprod() {
+    static const Kernels table =
+        with_overrides(*kernels_neon(), Isa::NeonDotprod, kIntegerTypes, kIntegerPacked);
+    return &table;
+}
+
+}  // namespace ggml_lite

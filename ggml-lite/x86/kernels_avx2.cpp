@@ -1,5 +1,5 @@
 // AVX2 kernels (+FMA, F16C): two quantized blocks per step, integer dot products with
-// vpmaddubsw/vpmaddwd, float kernels from simd_float.h.
+// vpmaddubsw/vpmaddwd, float kernels from simd_float-inl.h.
 //
 // Compiled with -mavx2 -mfma -mf16c: everything stays in the anonymous namespace and only
 // intrinsics and xsimd templates instantiated for fma3<avx2> are used, so no code compiled
@@ -9,38 +9,16 @@
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
-#include "ggml-lite/quant_tiles.h"
-#include "ggml-lite/simd_float.h"
+#include "ggml-lite/quant_tiles-inl.h"
+#include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/packed_avx2.h"
+#include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite {
 namespace {
 
-using Arch = xsimd::fma3<xsimd::avx2>;
+using Arch = Avx2;
 using FK = FloatKernels<Arch>;
-using B = xsimd::batch<float, Arch>;
-
-struct LoadF16 {
-    using Elem = uint16_t;
-    static B load(const uint16_t* p) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    }
-    static float scalar(const uint16_t* p) { return _cvtsh_ss(*p); }
-};
-
-// bfloat16 is the top half of a float: widen and shift.
-struct LoadBF16 {
-    using Elem = uint16_t;
-    static B load(const uint16_t* p) {
-        const __m256i h =
-            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
-    }
-    static float scalar(const uint16_t* p) {
-        return _mm_cvtss_f32(
-            _mm_castsi128_ps(_mm_cvtsi32_si128(static_cast<int>(static_cast<uint32_t>(*p) << 16))));
-    }
-};
 
 // ---- Q8_0 activations --------------------------------------------------------------------
 
@@ -182,14 +160,7 @@ struct Q4Weights {
 };
 
 float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-
-float hsum(__m128 s) {
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+    return hsum(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
 }
 
 int32_t hsum(__m256i v) {
@@ -292,14 +263,7 @@ struct Q4K : SuperBlockStep<block_q4_K> {
         const __m128i mins =
             _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
         const float d = _cvtsh_ss(w.d), dmin = _cvtsh_ss(w.dmin);
-        for (int t = 0; t < NT; t++) {
-            // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
-            const __m128i bs =
-                _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t]->bsums)),
-                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t]->bsums + 8)));
-            acc[t].m = _mm_fmadd_ps(_mm_set1_ps(dmin * x[t]->d),
-                                    _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs)), acc[t].m);
-        }
+        for (int t = 0; t < NT; t++) acc[t].m = q4_K_mins(mins, dmin, *x[t], acc[t].m);
         const __m256i mask = _mm256_set1_epi8(0x0f);
         __m256i sum[NT];
         for (int t = 0; t < NT; t++) sum[t] = _mm256_setzero_si256();
@@ -381,50 +345,40 @@ struct Q6K : SuperBlockStep<block_q6_K> {
     }
 };
 
-void f32_from_float(const float* x, void* y, int64_t n) {
-    auto* out = static_cast<float*>(y);
-    for (int64_t i = 0; i < n; i++) out[i] = x[i];
-}
+using Q8 = QuantTiles<QStep<Q8Weights>>;
+using Q4 = QuantTiles<QStep<Q4Weights>>;
 
-constexpr Kernels kAvx2 = {
-    Isa::Avx2,
-    {
-        {FK::vec_dot<LoadF32<Arch>>, f32_from_float, FK::gemm_tile<LoadF32<Arch>>},
-        {FK::vec_dot<LoadF16>, nullptr, FK::gemm_tile<LoadF16>},
-        {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
-        {QuantTiles<QStep<Q8Weights>>::vec_dot, quantize_q8_0,
-         QuantTiles<QStep<Q8Weights>>::gemm_tile},
-        {QuantTiles<QStep<Q4Weights>>::vec_dot, nullptr, QuantTiles<QStep<Q4Weights>>::gemm_tile},
-        {QuantTiles<Q4K>::vec_dot, nullptr, QuantTiles<Q4K>::gemm_tile},
-        {QuantTiles<Q6K>::vec_dot, nullptr, QuantTiles<Q6K>::gemm_tile},
-        {nullptr, quantize_q8_K, nullptr},
-    },
-    FK::rmsnorm,
-    FK::softmax,
-    FK::silu_mul,
-    FK::add,
-    FK::scale,
-    FK::axpy_f16<LoadF16>,
-    FK::rope,
-    {
-        {nullptr, avx2::packed_gemm_f32},
-        {nullptr, avx2::packed_gemm_f16},
-        {nullptr, avx2::packed_gemm_bf16},
-        {quantize_q8_0c<128, quantize_q8_0>, avx2::packed_gemm_q8_0},
-        {quantize_q8_0c<8, quantize_q8_0>, avx2::packed_gemm_q4_0},
-        {quantize_q8_K, avx2::packed_gemm_q4_K},
-        {quantize_q8_K, avx2::packed_gemm_q6_K},
-        {},
-    },
-    FK::attend<LoadF32<Arch>>,
-    FK::attend<LoadF16>,
-    FK::read_sum,
+constexpr TypeOverride kTypes[] = {
+    {Type::F32, FK::kernels<LoadF32<Arch>>()},
+    {Type::F16, FK::kernels<LoadF16<Arch>>()},
+    {Type::BF16, FK::kernels<LoadBF16<Arch>>()},
+    {Type::Q8_0, Q8::kernels(quantize_q8_0)},
+    {Type::Q4_0, Q4::kernels()},
+    {Type::Q4_K, QuantTiles<Q4K>::kernels()},
+    {Type::Q6_K, QuantTiles<Q6K>::kernels()},
+    {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
+};
+
+constexpr PackedOverride kPacked[] = {
+    {Type::F32, {nullptr, avx2::packed_gemm_f32}},
+    {Type::F16, {nullptr, avx2::packed_gemm_f16}},
+    {Type::BF16, {nullptr, avx2::packed_gemm_bf16}},
+    {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, avx2::packed_gemm_q8_0}},
+    {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, avx2::packed_gemm_q4_0}},
+    {Type::Q4_K, {quantize_q8_K, avx2::packed_gemm_q4_K}},
+    {Type::Q6_K, {quantize_q8_K, avx2::packed_gemm_q6_K}},
 };
 
 }  // namespace
 
+// Built on first use, which kernels_for() allows only when the CPU has AVX2.
 const Kernels* kernels_avx2() {
-    return &kAvx2;
+    static const Kernels table = [] {
+        Kernels k = with_overrides(kernels_scalar(), Isa::Avx2, kTypes, kPacked);
+        set_float_kernels<Arch, LoadF16<Arch>>(k);
+        return k;
+    }();
+    return &table;
 }
 
 }  // namespace ggml_lite

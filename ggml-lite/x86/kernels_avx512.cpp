@@ -1,5 +1,5 @@
 // AVX-512 kernels (F, BW, VL, DQ and VNNI): four quantized blocks per step, integer dot
-// products with vpdpbusd, float kernels from simd_float.h.
+// products with vpdpbusd, float kernels from simd_float-inl.h.
 //
 // Compiled with -mavx512*: everything stays in the anonymous namespace and only intrinsics and
 // xsimd templates instantiated for avx512bw are used, so no code compiled with these flags can
@@ -9,38 +9,16 @@
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
-#include "ggml-lite/quant_tiles.h"
-#include "ggml-lite/simd_float.h"
+#include "ggml-lite/quant_tiles-inl.h"
+#include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/packed_kquant_avx512.h"
+#include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite {
 namespace {
 
-using Arch = xsimd::avx512bw;
+using Arch = Avx512;
 using FK = FloatKernels<Arch>;
-using B = xsimd::batch<float, Arch>;
-
-struct LoadF16 {
-    using Elem = uint16_t;
-    static B load(const uint16_t* p) {
-        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    }
-    static float scalar(const uint16_t* p) { return _cvtsh_ss(*p); }
-};
-
-// bfloat16 is the top half of a float: widen and shift.
-struct LoadBF16 {
-    using Elem = uint16_t;
-    static B load(const uint16_t* p) {
-        const __m512i h =
-            _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-        return _mm512_castsi512_ps(_mm512_slli_epi32(h, 16));
-    }
-    static float scalar(const uint16_t* p) {
-        return _mm_cvtss_f32(
-            _mm_castsi128_ps(_mm_cvtsi32_si128(static_cast<int>(static_cast<uint32_t>(*p) << 16))));
-    }
-};
 
 // ---- Q8_0 activations --------------------------------------------------------------------
 
@@ -188,20 +166,6 @@ struct Q4Weights {
     }
 };
 
-// Every cache line of [p, p + Bytes): one prefetch per 64 bytes and one for the last byte,
-// into L1 (Locality 3, prefetcht0) or L2 (2, prefetcht1).
-template <size_t Bytes, int Locality = 3>
-void prefetch_range(const uint8_t* p) {
-    for (size_t off = 0; off < Bytes; off += 64) __builtin_prefetch(p + off, 0, Locality);
-    __builtin_prefetch(p + Bytes - 1, 0, Locality);
-}
-
-// How far ahead the packed kernels also prefetch their weights into L2. A core has only 16
-// L1 fill buffers, too few to keep the memory busy at its latency; prefetches into L2 hold
-// none, so these keep more lines in flight (Q4_0 decode at 1 thread: 78% of the probe
-// without, 89-100% with; docs/PERF.md).
-constexpr size_t kFarAhead = 16384;
-
 // Q8_0 or Q4_0 weights W: kStep blocks a step; each token's operand is loaded once for all
 // rows.
 template <class W>
@@ -267,8 +231,8 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
-        prefetch_range<sizeof(typename P::Block)>(wb + kAhead * sizeof(typename P::Block));
-        prefetch_range<sizeof(typename P::Block), 2>(wb + kFarAhead);
+        prefetch_lines<sizeof(typename P::Block)>(wb + kAhead * sizeof(typename P::Block));
+        prefetch_lines<sizeof(typename P::Block), 2>(wb + kFarAhead);
         __m512i op[8];
         P::load(w[b], op);
         const __m512 wd =
@@ -334,21 +298,6 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
 // Float weights: a column of the group is 16 values, one vector; times the column's activation
 // broadcast it is one FMA for 16 rows. Columns c go to partial sum c % 4, so even one token has
 // four independent FMA chains.
-struct PackedF32 {
-    using Elem = float;
-    static __m512 load(const float* p) { return _mm512_loadu_ps(p); }
-};
-struct PackedF16 {
-    using Elem = uint16_t;
-    static __m512 load(const uint16_t* p) {
-        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    }
-};
-struct PackedBF16 {
-    using Elem = uint16_t;
-    static __m512 load(const uint16_t* p) { return LoadBF16::load(p); }
-};
-
 // Tokens per pass: 4 partial sums each, 24 accumulators and 4 columns in 32 registers.
 constexpr int kFloatTokens = 6;
 
@@ -366,8 +315,8 @@ void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, s
         // prefetchers.
         constexpr size_t kStep = 4 * kPackRows * sizeof(typename P::Elem);
         const auto* wc = reinterpret_cast<const uint8_t*>(w + c * kPackRows);
-        prefetch_range<kStep>(wc + 2048);
-        prefetch_range<kStep, 2>(wc + kFarAhead);
+        prefetch_lines<kStep>(wc + 2048);
+        prefetch_lines<kStep, 2>(wc + kFarAhead);
         __m512 wv[4];
         for (int k = 0; k < 4; k++) wv[k] = P::load(w + (c + k) * kPackRows);
         for (int t = 0; t < NT; t++) {
@@ -406,16 +355,8 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
 // Scores and softmax on 512-bit vectors (the lanes are positions); value sums too when
 // head_dim is a multiple of 16, else (8, 24, ...) on 256-bit ones, so that value rows still
 // fill whole vectors.
-using Arch256 = xsimd::fma3<xsimd::avx2>;
+using Arch256 = Avx2;
 using FK256 = FloatKernels<Arch256>;
-
-struct LoadF16x8 {
-    using Elem = uint16_t;
-    static xsimd::batch<float, Arch256> load(const uint16_t* p) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    }
-    static float scalar(const uint16_t* p) { return _cvtsh_ss(*p); }
-};
 
 template <class Elem, class L512, class L256>
 void attend(const float* q, int64_t n_q, int64_t hd, const Elem* k, const Elem* v, int64_t n_pos,
@@ -497,11 +438,7 @@ struct Q4K : SuperBlockStep<block_q4_K> {
     struct Acc {
         __m512 s = _mm512_setzero_ps();
         __m128 m = _mm_setzero_ps();
-        float total() const {
-            __m128 t = _mm_add_ps(m, _mm_movehl_ps(m, m));
-            t = _mm_add_ss(t, _mm_movehdup_ps(t));
-            return _mm512_reduce_add_ps(s) - _mm_cvtss_f32(t);
-        }
+        float total() const { return _mm512_reduce_add_ps(s) - hsum(m); }
     };
     template <int NT>
     static void step(const block_q4_K& w, const block_q8_K* const* x, Acc* acc) {
@@ -511,14 +448,7 @@ struct Q4K : SuperBlockStep<block_q4_K> {
         const __m128i mins =
             _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
         const float d = _cvtsh_ss(w.d), dmin = _cvtsh_ss(w.dmin);
-        for (int t = 0; t < NT; t++) {
-            // Mins: m_j times the sum of its 32 activations (pairs of bsums, at most 32 * 128).
-            const __m128i bs =
-                _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t]->bsums)),
-                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[t]->bsums + 8)));
-            acc[t].m = _mm_fmadd_ps(_mm_set1_ps(dmin * x[t]->d),
-                                    _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs)), acc[t].m);
-        }
+        for (int t = 0; t < NT; t++) acc[t].m = q4_K_mins(mins, dmin, *x[t], acc[t].m);
         const __m512i scales = _mm512_castsi128_si512(
             _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm))));
         const __m512i mask = _mm512_set1_epi8(0x0f);
@@ -609,50 +539,42 @@ struct Q6K : SuperBlockStep<block_q6_K> {
     }
 };
 
-void f32_from_float(const float* x, void* y, int64_t n) {
-    auto* out = static_cast<float*>(y);
-    for (int64_t i = 0; i < n; i++) out[i] = x[i];
-}
+using Q8 = QuantTiles<QStep<Q8Weights>>;
+using Q4 = QuantTiles<QStep<Q4Weights>>;
 
-constexpr Kernels kAvx512 = {
-    Isa::Avx512,
-    {
-        {FK::vec_dot<LoadF32<Arch>>, f32_from_float, FK::gemm_tile<LoadF32<Arch>>},
-        {FK::vec_dot<LoadF16>, nullptr, FK::gemm_tile<LoadF16>},
-        {FK::vec_dot<LoadBF16>, nullptr, FK::gemm_tile<LoadBF16>},
-        {QuantTiles<QStep<Q8Weights>>::vec_dot, quantize_q8_0,
-         QuantTiles<QStep<Q8Weights>>::gemm_tile},
-        {QuantTiles<QStep<Q4Weights>>::vec_dot, nullptr, QuantTiles<QStep<Q4Weights>>::gemm_tile},
-        {QuantTiles<Q4K>::vec_dot, nullptr, QuantTiles<Q4K>::gemm_tile},
-        {QuantTiles<Q6K>::vec_dot, nullptr, QuantTiles<Q6K>::gemm_tile},
-        {nullptr, quantize_q8_K, nullptr},
-    },
-    FK::rmsnorm,
-    FK::softmax,
-    FK::silu_mul,
-    FK::add,
-    FK::scale,
-    FK::axpy_f16<LoadF16>,
-    FK::rope,
-    {
-        {nullptr, packed_float_gemm<PackedF32>},
-        {nullptr, packed_float_gemm<PackedF16>},
-        {nullptr, packed_float_gemm<PackedBF16>},
-        {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedQ8>},
-        {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ4>},
-        {quantize_q8_K, avx512::packed_gemm_q4_K},
-        {quantize_q8_K, avx512::packed_gemm_q6_K},
-        {},
-    },
-    attend<float, LoadF32<Arch>, LoadF32<Arch256>>,
-    attend<uint16_t, LoadF16, LoadF16x8>,
-    FK::read_sum,
+constexpr TypeOverride kTypes[] = {
+    {Type::F32, FK::kernels<LoadF32<Arch>>()},
+    {Type::F16, FK::kernels<LoadF16<Arch>>()},
+    {Type::BF16, FK::kernels<LoadBF16<Arch>>()},
+    {Type::Q8_0, Q8::kernels(quantize_q8_0)},
+    {Type::Q4_0, Q4::kernels()},
+    {Type::Q4_K, QuantTiles<Q4K>::kernels()},
+    {Type::Q6_K, QuantTiles<Q6K>::kernels()},
+    {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
+};
+
+constexpr PackedOverride kPacked[] = {
+    {Type::F32, {nullptr, packed_float_gemm<LoadF32<Arch>>}},
+    {Type::F16, {nullptr, packed_float_gemm<LoadF16<Arch>>}},
+    {Type::BF16, {nullptr, packed_float_gemm<LoadBF16<Arch>>}},
+    {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedQ8>}},
+    {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ4>}},
+    {Type::Q4_K, {quantize_q8_K, avx512::packed_gemm_q4_K}},
+    {Type::Q6_K, {quantize_q8_K, avx512::packed_gemm_q6_K}},
 };
 
 }  // namespace
 
+// Built on first use, which kernels_for() allows only when the CPU has AVX-512 and VNNI.
 const Kernels* kernels_avx512() {
-    return &kAvx512;
+    static const Kernels table = [] {
+        Kernels k = with_overrides(kernels_scalar(), Isa::Avx512, kTypes, kPacked);
+        set_float_kernels<Arch, LoadF16<Arch>>(k);
+        k.attend_f32 = attend<float, LoadF32<Arch>, LoadF32<Arch256>>;
+        k.attend_f16 = attend<uint16_t, LoadF16<Arch>, LoadF16<Arch256>>;
+        return k;
+    }();
+    return &table;
 }
 
 }  // namespace ggml_lite

@@ -15,13 +15,14 @@
 
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
-#include "ggml-lite/quant_tiles.h"
-#include "ggml-lite/simd_float.h"
+#include "ggml-lite/quant_tiles-inl.h"
+#include "ggml-lite/simd_float-inl.h"
+#include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite::avx2 {
 namespace {
 
-using FK = FloatKernels<xsimd::fma3<xsimd::avx2>>;
+using FK = FloatKernels<Avx2>;
 
 constexpr int kHalfRows = kPackRows / 2;
 
@@ -155,11 +156,6 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
 
 constexpr int kUnits = QK_K / 32;
 
-// Byte-wise on 8 rows: bits 6-7 of each byte moved to bits 4-5 (a scale's or min's top bits).
-__m128i top2_to_bit4(__m128i v) {
-    return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(v, 6), _mm_set1_epi8(3)), 4);
-}
-
 // 8 bytes from each of 8 rows' lanes as int32, the value in both int16 halves: a vpmaddwd
 // factor that scales both int16 sums of the lane.
 __m256i twice(__m256i v32) {
@@ -198,15 +194,8 @@ struct Q4K {
                 b[k] =
                     _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales[k] + kHalfRows * h));
             }
-            const __m128i low6 = _mm_set1_epi8(0x3f), low4 = _mm_set1_epi8(0x0f);
-            __m128i s[8], m[8];  // get_scale_min_k4 on 8 rows at once
-            for (int j = 0; j < 4; j++) {
-                s[j] = _mm_and_si128(b[j], low6);
-                m[j] = _mm_and_si128(b[j + 4], low6);
-                s[j + 4] = _mm_or_si128(_mm_and_si128(b[j + 8], low4), top2_to_bit4(b[j]));
-                m[j + 4] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(b[j + 8], 4), low4),
-                                        top2_to_bit4(b[j + 4]));
-            }
+            __m128i s[8], m[8];  // the 8 rows' scales and mins, one byte lane per row
+            q4_K_scales_mins_rows(b, s, m);
             for (int j = 0; j < 8; j++) sc[j] = twice(_mm256_cvtepu8_epi32(s[j]));
             for (int i = 0; i < 4; i++) min_pairs[i] = pairs<false>(m[2 * i], m[2 * i + 1]);
         }
@@ -230,10 +219,7 @@ struct Q4K {
     // bsums), times -dmin * d_x.
     static __m256 finish(const Block& w, int h, const Scales& s, const block_q8_K& x, __m256 acc) {
         alignas(16) int32_t sums[4];
-        _mm_store_si128(
-            reinterpret_cast<__m128i*>(sums),
-            _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)),
-                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8))));
+        _mm_store_si128(reinterpret_cast<__m128i*>(sums), q8_K_sums32(x));
         const __m256 dmin =
             _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.dmin + 8 * h)));
         return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(pair_dot<4>(s.min_pairs, sums)),
@@ -357,26 +343,6 @@ void k_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y, 
 // sums of NH halves for NT tokens must fit the 16 registers: one token takes both halves in one
 // pass (decode: the weights stream once), more tokens go half by half, kFloatTokens at a time.
 
-struct PackedF32 {
-    using Elem = float;
-    static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
-};
-struct PackedF16 {
-    using Elem = uint16_t;
-    static __m256 load(const uint16_t* p) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    }
-};
-// bfloat16 is the top half of a float: widen and shift.
-struct PackedBF16 {
-    using Elem = uint16_t;
-    static __m256 load(const uint16_t* p) {
-        const __m256i h =
-            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
-    }
-};
-
 constexpr int kFloatTokens = 3;  // 12 accumulators per pass
 
 // Halves h0..h0 + NH - 1 of the group against NT tokens.
@@ -463,17 +429,17 @@ void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, 
 
 void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                      int64_t y_stride, int nr, int nt) {
-    packed_float_gemm<PackedF32>(n, w, x, x_stride, y, y_stride, nr, nt);
+    packed_float_gemm<LoadF32<Avx2>>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                      int64_t y_stride, int nr, int nt) {
-    packed_float_gemm<PackedF16>(n, w, x, x_stride, y, y_stride, nr, nt);
+    packed_float_gemm<LoadF16<Avx2>>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 void packed_gemm_bf16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
-    packed_float_gemm<PackedBF16>(n, w, x, x_stride, y, y_stride, nr, nt);
+    packed_float_gemm<LoadBF16<Avx2>>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 }  // namespace ggml_lite::avx2

@@ -15,23 +15,16 @@
 
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
-#include "ggml-lite/simd_float.h"
+#include "ggml-lite/simd_float-inl.h"
+#include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite::avx512 {
 namespace {
 
-using FK = FloatKernels<xsimd::avx512bw>;
+using FK = FloatKernels<Avx512>;
 
-// Bytes ahead the weights are also prefetched into L2, as kernels_avx512.cpp's packed kernels
-// do (see kFarAhead there).
-constexpr size_t kFarAhead = 16384;
 constexpr int kChunks = 4;     // chunks of a super-block column
 constexpr int kChunkOps = 16;  // operands per chunk: 16 words of 4 values
-
-// Byte-wise on 16 rows: bits 6-7 of each byte moved to bits 4-5 (Q4_K's scale top bits).
-__m128i top2_to_bit4(__m128i v) {
-    return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(v, 6), _mm_set1_epi8(3)), 4);
-}
 
 // Q4_K: chunk c holds sub-blocks 2c (the low nibbles) and 2c + 1 (the high ones), 8 words each;
 // op[i] pairs with activation values 64c + 4i.., contiguous.
@@ -52,15 +45,8 @@ struct Q4K {
         __m128i b[K_SCALE_SIZE];
         for (int k = 0; k < K_SCALE_SIZE; k++)
             b[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales[k]));
-        const __m128i low6 = _mm_set1_epi8(0x3f), low4 = _mm_set1_epi8(0x0f);
-        __m128i sc[8], m[8];  // get_scale_min_k4 on 16 rows at once
-        for (int j = 0; j < 4; j++) {
-            sc[j] = _mm_and_si128(b[j], low6);
-            m[j] = _mm_and_si128(b[j + 4], low6);
-            sc[j + 4] = _mm_or_si128(_mm_and_si128(b[j + 8], low4), top2_to_bit4(b[j]));
-            m[j + 4] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(b[j + 8], 4), low4),
-                                    top2_to_bit4(b[j + 4]));
-        }
+        __m128i sc[8], m[8];  // the 16 rows' scales and mins, one byte lane per row
+        q4_K_scales_mins_rows(b, sc, m);
         for (int j = 0; j < 8; j++) s.sc[j] = _mm512_cvtepu8_epi32(sc[j]);
         for (int i = 0; i < 4; i++) {
             const __m256i pairs = _mm256_set_m128i(_mm_unpackhi_epi8(m[2 * i], m[2 * i + 1]),
@@ -89,10 +75,7 @@ struct Q4K {
     // The mins: sum_j m_j * (sum of sub-block j's activations), times -dmin * d_x.
     static __m512 finish(const Block& w, const Scales& s, const block_q8_K& x, __m512 acc) {
         alignas(16) int32_t pairs[4];  // sums of 32 activations (at most 4096), two per word
-        _mm_store_si128(
-            reinterpret_cast<__m128i*>(pairs),
-            _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)),
-                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8))));
+        _mm_store_si128(reinterpret_cast<__m128i*>(pairs), q8_K_sums32(x));
         __m512i msum = _mm512_setzero_si512();
         for (int i = 0; i < 4; i++)
             msum = _mm512_dpwssd_epi32(msum, s.min_pairs[i], _mm512_set1_epi32(pairs[i]));

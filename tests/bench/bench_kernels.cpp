@@ -42,8 +42,6 @@ struct Shape {
 };
 constexpr Shape kShapes[] = {{2048, 2048}, {5632, 2048}};
 constexpr Shape kL2Shape = {512, 2048};  // 0.3-0.6 MB: stays in a core's L2
-constexpr Type kTypes[] = {Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K};
-constexpr Isa kIsas[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod};
 constexpr int kThreads[] = {1, 2};
 
 std::vector<float> random_floats(int64_t n, uint32_t seed) {
@@ -180,13 +178,14 @@ void register_all() {
         {"matmul", 64, false, {kShapes[0]}},
     };
     for (const Kind& kind : kinds) {
-        for (Type type : kTypes) {
+        for (Type type : all_types()) {
+            if (!traits(type).quantized) continue;  // the quantized weight types
             for (Shape shape : kind.shapes) {
-                for (Isa isa : kIsas) {
+                for (Isa isa : all_isas()) {
                     const Kernels* k = kernels_for(isa);
                     if (!k) continue;  // other architectures' paths
                     for (bool packed : {false, true}) {
-                        if (packed && !k->packed[type_index(type)].gemm) continue;
+                        if (packed && !k->packed_of(type).gemm) continue;
                         for (int threads : kThreads) {
                             const std::string name = bench_name(kind.name, type, shape, kind.tokens,
                                                                 isa, packed, threads);

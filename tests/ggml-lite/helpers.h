@@ -29,11 +29,22 @@ inline std::vector<uint8_t> random_matrix(Type type, int64_t rows, int64_t cols,
     return data;
 }
 
-// Every SIMD table this binary has and this CPU runs (the scalar one excluded).
+// Every SIMD table this binary has and this CPU runs (the scalar one excluded). Those it has but
+// this CPU cannot run go untested; test_tables.cpp says which.
 inline std::vector<const Kernels*> simd_tables() {
     std::vector<const Kernels*> out;
-    for (Isa isa : {Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod}) {
+    for (Isa isa : all_isas()) {
+        if (isa == Isa::Scalar) continue;
         if (const Kernels* k = kernels_for(isa)) out.push_back(k);
+    }
+    return out;
+}
+
+// The ISAs this binary has a table for, scalar first.
+inline std::vector<Isa> built_isas() {
+    std::vector<Isa> out;
+    for (Isa isa : all_isas()) {
+        if (isa_built(isa)) out.push_back(isa);
     }
     return out;
 }
@@ -43,10 +54,6 @@ inline std::vector<const Kernels*> all_tables() {
     for (const Kernels* k : simd_tables()) out.push_back(k);
     return out;
 }
-
-// Every tensor type (the activation-only Q8_K is not one).
-constexpr Type kAllTypes[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q8_0,
-                              Type::Q4_0, Type::Q4_K, Type::Q6_K};
 
 // n rounded up to a whole number of `type`'s blocks: test shapes made for the 32-blocks grow to
 // the k-quants' 256-value super-blocks.

@@ -12,7 +12,7 @@ namespace ggml_lite {
 namespace {
 
 TEST(Cpu, NamesRoundTrip) {
-    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod}) {
+    for (Isa isa : all_isas()) {
         EXPECT_EQ(isa_from_name(isa_name(isa)), isa);
     }
     EXPECT_FALSE(isa_from_name("AVX2").has_value());  // the env value is matched exactly
@@ -26,7 +26,7 @@ TEST(Cpu, SelectIsa) {
     EXPECT_NO_THROW(select_isa(nullptr));
     EXPECT_EQ(select_isa(nullptr), select_isa(""));
     EXPECT_TRUE(isa_supported(select_isa(nullptr)));
-    for (Isa isa : {Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod}) {
+    for (Isa isa : all_isas()) {
         if (isa_supported(isa)) {
             EXPECT_EQ(select_isa(isa_name(isa)), isa);
             EXPECT_NE(kernels_for(isa), nullptr);
@@ -39,24 +39,63 @@ TEST(Cpu, SelectIsa) {
 }
 
 TEST(Cpu, ArchitectureHasItsPaths) {
+    EXPECT_TRUE(isa_built(Isa::Scalar));
+    EXPECT_TRUE(isa_supported(Isa::Scalar));
 #if defined(__x86_64__)
+    EXPECT_TRUE(isa_built(Isa::Avx2));
+    EXPECT_TRUE(isa_built(Isa::Avx512));
+    EXPECT_FALSE(isa_built(Isa::Neon));
     EXPECT_FALSE(isa_supported(Isa::Neon));
+    EXPECT_EQ(isa_unsupported_reason(Isa::Neon), "not built into this binary");
     // A 64-bit x86 CPU of the last decade has AVX2; the test machines do.
     if (cpu_features().find("avx2") != std::string::npos) {
         EXPECT_TRUE(isa_supported(Isa::Avx2));
     }
+    if (cpu_features().find("avx512vnni") == std::string::npos) {
+        EXPECT_NE(isa_unsupported_reason(Isa::Avx512).find("avx512vnni"), std::string::npos);
+    }
 #elif defined(__aarch64__)
+    EXPECT_TRUE(isa_built(Isa::Neon));
+    EXPECT_TRUE(isa_built(Isa::NeonDotprod));
     EXPECT_TRUE(isa_supported(Isa::Neon));  // Advanced SIMD is part of AArch64
     EXPECT_FALSE(isa_supported(Isa::Avx2));
+    EXPECT_EQ(isa_supported(Isa::NeonDotprod), cpu_features().find("asimddp") != std::string::npos);
 #endif
+    for (Isa isa : all_isas()) {
+        EXPECT_EQ(isa_unsupported_reason(isa).empty(), isa_supported(isa)) << isa_name(isa);
+        EXPECT_TRUE(isa_built(isa) || !isa_supported(isa)) << isa_name(isa);
+    }
 }
 
-// CI sets LILA_EXPECT_ISA (e.g. under qemu with and without dotprod) to prove the tests ran the
-// path it meant; without it this only prints what was detected.
+// Without LILA_ISA the best supported path runs: AVX-512 before AVX2, NEON dotprod before NEON,
+// scalar last; with it, the one it names. kernels_for() has a table exactly for the supported
+// ISAs, each for its own ISA. CI also sets LILA_EXPECT_ISA (e.g. under qemu with and without
+// dotprod) to prove the tests ran the path it meant.
 TEST(Cpu, ActiveIsaIsTheExpectedOne) {
     const Isa active = active_isa();
     std::printf("active ISA: %s; CPU features: %s\n", isa_name(active), cpu_features().c_str());
     EXPECT_EQ(kernels().isa, active);
+    const char* forced = std::getenv("LILA_ISA");
+    if (forced && *forced) {
+        EXPECT_EQ(isa_from_name(forced), active) << "LILA_ISA=" << forced;
+    } else {
+        const Isa best_first[] = {Isa::Avx512, Isa::NeonDotprod, Isa::Avx2, Isa::Neon, Isa::Scalar};
+        Isa best = Isa::Scalar;
+        for (Isa isa : best_first) {
+            if (isa_supported(isa)) {
+                best = isa;
+                break;
+            }
+        }
+        EXPECT_EQ(active, best) << "the best supported ISA is " << isa_name(best);
+    }
+    for (Isa isa : all_isas()) {
+        const Kernels* k = kernels_for(isa);
+        EXPECT_EQ(k != nullptr, isa_supported(isa)) << isa_name(isa);
+        if (k) {
+            EXPECT_EQ(k->isa, isa);
+        }
+    }
     if (const char* expect = std::getenv("LILA_EXPECT_ISA")) {
         EXPECT_STREQ(isa_name(active), expect);
     }

@@ -50,17 +50,6 @@ std::vector<float> to_float(Type t, const std::vector<uint8_t>& data, int64_t n)
     return out;
 }
 
-TEST(Kernels, SimdTablesPresent) {
-    for (const Kernels* k : simd_tables()) std::printf("testing %s\n", isa_name(k->isa));
-#if defined(__x86_64__)
-    if (isa_supported(Isa::Avx2)) {
-        EXPECT_NE(kernels_for(Isa::Avx2), nullptr);
-    }
-#elif defined(__aarch64__)
-    EXPECT_NE(kernels_for(Isa::Neon), nullptr);
-#endif
-}
-
 // ---- activation quantizer ----------------------------------------------------------------
 
 TEST(Kernels, Q8_0QuantizerBitIdentical) {
@@ -75,13 +64,13 @@ TEST(Kernels, Q8_0QuantizerBitIdentical) {
     for (const Kernels* k : simd_tables()) {
         for (int64_t nb : kBlockCounts) {
             std::vector<block_q8_0> a(nb), b(nb);
-            ref().types[kQ8_0].from_float(x.data(), a.data(), nb * QK8_0);
-            k->types[kQ8_0].from_float(x.data(), b.data(), nb * QK8_0);
+            ref().of(Type::Q8_0).from_float(x.data(), a.data(), nb * QK8_0);
+            k->of(Type::Q8_0).from_float(x.data(), b.data(), nb * QK8_0);
             EXPECT_EQ(std::memcmp(a.data(), b.data(), nb * sizeof(block_q8_0)), 0)
                 << isa_name(k->isa) << " blocks=" << nb;
         }
         std::vector<float> y(1000);
-        k->types[kF32].from_float(x.data(), y.data(), 1000);
+        k->of(Type::F32).from_float(x.data(), y.data(), 1000);
         EXPECT_EQ(std::memcmp(x.data(), y.data(), 1000 * sizeof(float)), 0);
     }
 }
@@ -101,8 +90,8 @@ TEST(Kernels, Q8_KQuantizerBitIdentical) {
     for (const Kernels* k : simd_tables()) {
         for (int64_t nb : {1, 2, 3, 5, 8, 33}) {
             std::vector<block_q8_K> a(nb), b(nb);
-            ref().types[kQ8_K].from_float(x.data(), a.data(), nb * QK_K);
-            k->types[kQ8_K].from_float(x.data(), b.data(), nb * QK_K);
+            ref().of(Type::Q8_K).from_float(x.data(), a.data(), nb * QK_K);
+            k->of(Type::Q8_K).from_float(x.data(), b.data(), nb * QK_K);
             EXPECT_EQ(std::memcmp(a.data(), b.data(), nb * sizeof(block_q8_K)), 0)
                 << isa_name(k->isa) << " blocks=" << nb;
         }
@@ -158,12 +147,13 @@ DotCase make_dot_case(Type type, int64_t n, uint32_t seed) {
 
 TEST(Kernels, QuantizedDotsMatchScalar) {
     for (const Kernels* k : simd_tables()) {
-        for (Type type : {Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K}) {
+        for (Type type : all_types()) {
+            if (!traits(type).quantized) continue;
             for (int64_t nb : kBlockCounts) {
                 const int64_t n = nb * block_size(type);
                 const DotCase c = make_dot_case(type, n, static_cast<uint32_t>(nb));
-                const float want = ref().types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
-                const float got = k->types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
+                const float want = ref().of(type).vec_dot(n, c.w.data(), c.x.data());
+                const float got = k->of(type).vec_dot(n, c.w.data(), c.x.data());
                 // Block sums are exact integers; only the float sum over blocks (and the scale
                 // products) may round differently: nb terms. A k-quant super-block's integer
                 // sums become floats in up to 16 lanes and two parts, each with a product, a
@@ -178,11 +168,12 @@ TEST(Kernels, QuantizedDotsMatchScalar) {
 
 TEST(Kernels, FloatDotsMatchScalar) {
     for (const Kernels* k : simd_tables()) {
-        for (Type type : {Type::F32, Type::F16, Type::BF16}) {
+        for (Type type : all_types()) {
+            if (traits(type).quantized) continue;
             for (int64_t n : kFloatSizes) {
                 const DotCase c = make_dot_case(type, n, static_cast<uint32_t>(n));
-                const float want = ref().types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
-                const float got = k->types[type_index(type)].vec_dot(n, c.w.data(), c.x.data());
+                const float want = ref().of(type).vec_dot(n, c.w.data(), c.x.data());
+                const float got = k->of(type).vec_dot(n, c.w.data(), c.x.data());
                 EXPECT_NEAR(got, want, dot_tolerance(n, c.mag))
                     << isa_name(k->isa) << ' ' << type_name(type) << " n=" << n;
             }
@@ -201,10 +192,11 @@ TEST(Kernels, DotsExactOnExactData) {
             std::vector<float> w(n), x(n);
             for (int64_t i = 0; i < n; i++) w[i] = static_cast<float>(small(rng));
             for (int64_t i = 0; i < n; i++) x[i] = static_cast<float>(small(rng));
-            for (Type type : {Type::F32, Type::F16, Type::BF16}) {
+            for (Type type : all_types()) {
+                if (traits(type).quantized) continue;
                 const auto wt = to_type(type, w);
-                EXPECT_EQ(k->types[type_index(type)].vec_dot(n, wt.data(), x.data()),
-                          ref().types[type_index(type)].vec_dot(n, wt.data(), x.data()))
+                EXPECT_EQ(k->of(type).vec_dot(n, wt.data(), x.data()),
+                          ref().of(type).vec_dot(n, wt.data(), x.data()))
                     << isa_name(k->isa) << ' ' << type_name(type) << " n=" << n;
             }
         }
@@ -220,11 +212,11 @@ TEST(Kernels, DotsExactOnExactData) {
                 for (auto& q : b[i].qs) q = static_cast<uint8_t>(q4(rng) | (q4(rng) << 4));
             }
             const int64_t n = nb * QK8_0;
-            EXPECT_EQ(k->types[kQ8_0].vec_dot(n, a.data(), xq.data()),
-                      ref().types[kQ8_0].vec_dot(n, a.data(), xq.data()))
+            EXPECT_EQ(k->of(Type::Q8_0).vec_dot(n, a.data(), xq.data()),
+                      ref().of(Type::Q8_0).vec_dot(n, a.data(), xq.data()))
                 << isa_name(k->isa) << " q8_0 blocks=" << nb;
-            EXPECT_EQ(k->types[kQ4_0].vec_dot(n, b.data(), xq.data()),
-                      ref().types[kQ4_0].vec_dot(n, b.data(), xq.data()))
+            EXPECT_EQ(k->of(Type::Q4_0).vec_dot(n, b.data(), xq.data()),
+                      ref().of(Type::Q4_0).vec_dot(n, b.data(), xq.data()))
                 << isa_name(k->isa) << " q4_0 blocks=" << nb;
         }
         // k-quants: activations in [-2, 2] with scale 1, weights with scales and mins of at
@@ -259,12 +251,12 @@ TEST(Kernels, DotsExactOnExactData) {
                 for (auto& q : b[i].qh) q = static_cast<uint8_t>(byte(rng));
             }
             const int64_t n = nb * QK_K;
-            EXPECT_EQ(k->types[kQ4_K].vec_dot(n, a.data(), xk.data()),
-                      ref().types[kQ4_K].vec_dot(n, a.data(), xk.data()))
+            EXPECT_EQ(k->of(Type::Q4_K).vec_dot(n, a.data(), xk.data()),
+                      ref().of(Type::Q4_K).vec_dot(n, a.data(), xk.data()))
                 << isa_name(k->isa) << " q4_k blocks=" << nb;
             if (nb > 16) continue;  // Q6_K: 2 * 16 * 340,480 < 2^24 halves
-            EXPECT_EQ(k->types[kQ6_K].vec_dot(n, b.data(), xk.data()),
-                      ref().types[kQ6_K].vec_dot(n, b.data(), xk.data()))
+            EXPECT_EQ(k->of(Type::Q6_K).vec_dot(n, b.data(), xk.data()),
+                      ref().of(Type::Q6_K).vec_dot(n, b.data(), xk.data()))
                 << isa_name(k->isa) << " q6_k blocks=" << nb;
         }
     }
@@ -273,8 +265,8 @@ TEST(Kernels, DotsExactOnExactData) {
 // Tiles are how matmul calls the kernels; each element must equal vec_dot exactly.
 TEST(Kernels, GemmTileEqualsVecDot) {
     for (const Kernels* k : test::all_tables()) {
-        for (Type type : test::kAllTypes) {
-            const TypeKernels& tk = k->types[type_index(type)];
+        for (Type type : all_types()) {
+            const TypeKernels& tk = k->of(type);
             const Type act = traits(type).vec_dot_type;
             for (int64_t blocks : {1, 3, 5}) {
                 const int64_t n = blocks * std::max<int64_t>(32, block_size(type));

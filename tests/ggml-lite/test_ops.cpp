@@ -36,7 +36,7 @@ struct Shape {
 TEST(Matmul, MatchesDoubleReference) {
     const Shape shapes[] = {{7, 64, 1}, {13, 96, 3}, {32, 256, 9}, {5, 32, 70}, {11, 736, 3}};
     for (const Kernels* k : test::all_tables()) {
-        for (Type type : test::kAllTypes) {
+        for (Type type : all_types()) {
             for (Shape s : shapes) {
                 s.cols = test::whole_blocks(type, s.cols);
                 const auto w = test::random_matrix(type, s.rows, s.cols, 11);
@@ -81,7 +81,7 @@ TEST(Matmul, MatchesDoubleReference) {
 TEST(Matmul, BitIdenticalForAnyThreadCount) {
     const Shape shapes[] = {{1, 32, 1}, {37, 128, 1}, {61, 160, 5}, {9, 64, 67}, {13, 736, 6}};
     for (const Kernels* k : test::all_tables()) {
-        for (Type type : test::kAllTypes) {
+        for (Type type : all_types()) {
             for (Shape s : shapes) {
                 s.cols = test::whole_blocks(type, s.cols);
                 const auto w = test::random_matrix(type, s.rows, s.cols, 21);
@@ -110,7 +110,7 @@ TEST(Matmul, BitIdenticalForAnyThreadCount) {
 TEST(Matmul, PrefillEqualsTokenByToken) {
     const int64_t rows = 23, tokens = 11;
     for (const Kernels* k : test::all_tables()) {
-        for (Type type : test::kAllTypes) {
+        for (Type type : all_types()) {
             const int64_t cols = test::whole_blocks(type, 192);
             const auto w = test::random_matrix(type, rows, cols, 31);
             const auto x = test::random_floats(tokens * cols, 32);
@@ -124,9 +124,9 @@ TEST(Matmul, PrefillEqualsTokenByToken) {
                 matmul(ctx, W, x.data() + t * cols, 1, one.data() + t * rows);
             }
             EXPECT_EQ(all, one) << isa_name(k->isa) << ' ' << type_name(type);
-            const TypeKernels& tk = k->types[type_index(type)];
+            const TypeKernels& tk = k->of(type);
             std::vector<uint8_t> xa(row_size(traits(type).vec_dot_type, cols));
-            const auto& conv = k->types[type_index(traits(type).vec_dot_type)].from_float;
+            const auto& conv = k->of(traits(type).vec_dot_type).from_float;
             conv(x.data() + 4 * cols, xa.data(), cols);
             const float direct = tk.vec_dot(cols, w.data() + 5 * row_size(type, cols), xa.data());
             EXPECT_EQ(direct, all[4 * rows + 5]);
@@ -149,7 +149,7 @@ TEST(Matmul, ScratchOnlyGrows) {
 }
 
 TEST(Ops, GetRowDequantizes) {
-    for (Type type : test::kAllTypes) {
+    for (Type type : all_types()) {
         const int64_t cols = test::whole_blocks(type, 64);
         const auto w = test::random_matrix(type, 5, cols, 51);
         std::vector<float> row(cols), expect(cols);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "ggml-lite/ops.h"
@@ -25,14 +26,21 @@ const Kernels& ref() {
 // The types whose packed kernels read block_q8_0c activations, and the k-quants (block_q8_K).
 constexpr Type kQuantTypes[] = {Type::Q8_0, Type::Q4_0};
 constexpr Type kKQuantTypes[] = {Type::Q4_K, Type::Q6_K};
-constexpr Type kPackedTypes[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q8_0,
-                                 Type::Q4_0, Type::Q4_K, Type::Q6_K};
+
+// Every type with a packed layout.
+std::vector<Type> packed_types() {
+    std::vector<Type> out;
+    for (Type t : all_types()) {
+        if (packable(t)) out.push_back(t);
+    }
+    return out;
+}
 
 // Every table with a packed path for `type`, the scalar reference first.
 std::vector<const Kernels*> packed_tables(Type type) {
     std::vector<const Kernels*> out;
     for (const Kernels* k : test::all_tables()) {
-        if (k->packed[type_index(type)].gemm) out.push_back(k);
+        if (k->packed_of(type).gemm) out.push_back(k);
     }
     return out;
 }
@@ -48,7 +56,7 @@ std::vector<uint8_t> pack(Type type, const std::vector<uint8_t>& w, int64_t rows
 // the k-quants, else the floats.
 std::vector<uint8_t> activations(const Kernels& k, Type type, const std::vector<float>& x,
                                  int64_t tokens, int64_t cols) {
-    const auto quantize = k.packed[type_index(type)].quantize;
+    const auto quantize = k.packed_of(type).quantize;
     if (!quantize) {
         const auto* b = reinterpret_cast<const uint8_t*>(x.data());
         return std::vector<uint8_t>(b, b + x.size() * sizeof(float));
@@ -68,16 +76,27 @@ std::vector<uint8_t> vec_dot_row(Type type, const float* x, int64_t cols) {
 }
 
 TEST(Packed, TablesPresent) {
-    for (Type t : kPackedTypes) {
-        EXPECT_NE(ref().packed[type_index(t)].gemm, nullptr);
+    for (Type t : packed_types()) {
+        EXPECT_NE(ref().packed_of(t).gemm, nullptr);
 #if defined(__x86_64__)
         for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
             if (isa_supported(isa)) {
-                EXPECT_NE(kernels_for(isa)->packed[type_index(t)].gemm, nullptr);
+                EXPECT_NE(kernels_for(isa)->packed_of(t).gemm, nullptr);
             }
         }
 #endif
     }
+}
+
+// A type without a packed layout (Q8_K, activations only) is an error, not another type's layout.
+TEST(Packed, UnpackableTypeIsAnError) {
+    EXPECT_FALSE(packable(Type::Q8_K));
+    EXPECT_THROW(packed_group_size(Type::Q8_K, 256), std::invalid_argument);
+    EXPECT_THROW(packed_activation_size(Type::Q8_K, 256), std::invalid_argument);
+    std::vector<uint8_t> src(row_size(Type::Q8_K, 256)), dst(kPackRows * src.size());
+    EXPECT_THROW(pack_groups(Type::Q8_K, src.data(), 1, 256, dst.data(), 0, 1),
+                 std::invalid_argument);
+    EXPECT_THROW(packable(static_cast<Type>(13)), std::invalid_argument);
 }
 
 // The layout: every value of every row lands where packed.h says, padding rows are zero.
@@ -212,7 +231,7 @@ TEST(Packed, KQuantActivationsAreQ8_K) {
 // its tile, and agrees with vec_dot on the original rows within float tolerance.
 TEST(Packed, GemmMatchesScalarBitForBit) {
     const int64_t rows = 16, tokens = kPackTokens;
-    for (Type type : kPackedTypes) {
+    for (Type type : packed_types()) {
         for (int64_t cols : {32, 96, 256, 2048, 7, 37, 172}) {
             if (cols % block_size(type)) continue;
             const auto w = test::random_matrix(type, rows, cols, 5);
@@ -221,13 +240,13 @@ TEST(Packed, GemmMatchesScalarBitForBit) {
             const auto xa = activations(ref(), type, x, tokens, cols);
             const size_t xs = xa.size() / tokens;
             std::vector<float> want(tokens * rows);
-            ref().packed[type_index(type)].gemm(cols, p.data(), xa.data(), xs, want.data(), rows,
-                                                rows, tokens);
+            ref().packed_of(type).gemm(cols, p.data(), xa.data(), xs, want.data(), rows, rows,
+                                       tokens);
             // Against the original rows' vec_dot (another float order).
             for (int64_t t = 0; t < tokens; t++) {
                 const auto xv = vec_dot_row(type, x.data() + t * cols, cols);
                 for (int64_t r = 0; r < rows; r++) {
-                    const float d = ref().types[type_index(type)].vec_dot(
+                    const float d = ref().of(type).vec_dot(
                         cols, w.data() + r * row_size(type, cols), xv.data());
                     EXPECT_NEAR(want[t * rows + r], d, 1e-5 * (std::fabs(d) + cols / 32.0 + 1))
                         << type_name(type) << " cols=" << cols;
@@ -237,8 +256,8 @@ TEST(Packed, GemmMatchesScalarBitForBit) {
                 for (int nr : {1, 5, 16}) {
                     for (int nt = 1; nt <= kPackTokens; nt++) {
                         std::vector<float> got(tokens * rows, -1.0f);
-                        k->packed[type_index(type)].gemm(cols, p.data(), xa.data(), xs, got.data(),
-                                                         rows, nr, nt);
+                        k->packed_of(type).gemm(cols, p.data(), xa.data(), xs, got.data(), rows, nr,
+                                                nt);
                         for (int t = 0; t < tokens; t++) {
                             for (int r = 0; r < rows; r++) {
                                 const float g = got[t * rows + r];
@@ -304,8 +323,7 @@ TEST(Packed, KQuantExtremes) {
         const auto p = pack(type, w, rows, cols);
         const size_t xs = packed_activation_size(type, cols);
         std::vector<float> want(tokens * rows), wf(cols);
-        ref().packed[type_index(type)].gemm(cols, p.data(), x.data(), xs, want.data(), rows, rows,
-                                            tokens);
+        ref().packed_of(type).gemm(cols, p.data(), x.data(), xs, want.data(), rows, rows, tokens);
         for (int64_t r = 0; r < rows; r++) {
             traits(type).to_float(w.data() + r * row_size(type, cols), wf.data(), cols);
             for (int64_t t = 0; t < tokens; t++) {
@@ -317,8 +335,7 @@ TEST(Packed, KQuantExtremes) {
         }
         for (const Kernels* k : packed_tables(type)) {
             std::vector<float> got(want.size());
-            k->packed[type_index(type)].gemm(cols, p.data(), x.data(), xs, got.data(), rows, rows,
-                                             tokens);
+            k->packed_of(type).gemm(cols, p.data(), x.data(), xs, got.data(), rows, rows, tokens);
             EXPECT_EQ(got, want) << isa_name(k->isa) << ' ' << type_name(type);
         }
     }
@@ -334,7 +351,7 @@ TEST(Packed, MatmulPackedConsistent) {
     // Large enough that matmul really runs on several threads.
     const Shape shapes[] = {
         {37, 128, 1}, {300, 512, 1}, {61, 160, 35}, {130, 256, 40}, {21, 172, 5}};
-    for (Type type : kPackedTypes) {
+    for (Type type : packed_types()) {
         for (const Kernels* k : packed_tables(type)) {
             for (Shape s : shapes) {
                 if (s.cols % block_size(type)) continue;
@@ -398,7 +415,7 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
     }
     const PackedBuffer buf = pack_weights(all, 2);
     for (const Case& c : cases) {
-        if (!kernels().packed[type_index(c.type)].gemm) {
+        if (!kernels().packed_of(c.type).gemm) {
             EXPECT_EQ(c.m.packed, nullptr) << type_name(c.type);
             continue;
         }
@@ -417,8 +434,8 @@ TEST(Packed, NeonTablesPresent) {
     for (Isa isa : {Isa::Neon, Isa::NeonDotprod}) {
         const Kernels* k = kernels_for(isa);
         if (!k) continue;
-        for (Type t : kPackedTypes) {
-            const PackedKernels& p = k->packed[type_index(t)];
+        for (Type t : packed_types()) {
+            const PackedKernels& p = k->packed_of(t);
             EXPECT_NE(p.gemm, nullptr) << isa_name(isa) << ' ' << type_name(t);
             EXPECT_EQ(p.quantize != nullptr, traits(t).quantized)
                 << isa_name(isa) << ' ' << type_name(t);

@@ -1,6 +1,8 @@
 // The type table: ggml's ids, block sizes and byte sizes, name and id lookups.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "ggml-lite/kernels.h"
@@ -45,16 +47,17 @@ TEST(Types, ActivationTypes) {
     // Every activation type has a converter in every table; others have none. Every tensor
     // type has kernels; Q8_K, only ever activations, has none.
     for (const Kernels* k : test::all_tables()) {
-        for (Type t : test::kAllTypes) {
-            const bool activation = t == Type::F32 || t == Type::Q8_0;
-            EXPECT_EQ(k->types[type_index(t)].from_float != nullptr, activation)
+        for (Type t : all_types()) {
+            const bool activation = std::ranges::any_of(
+                all_types(), [t](Type w) { return traits(w).vec_dot_type == t; });
+            EXPECT_EQ(k->of(t).from_float != nullptr, activation)
                 << isa_name(k->isa) << ' ' << type_name(t);
-            EXPECT_NE(k->types[type_index(t)].vec_dot, nullptr);
-            EXPECT_NE(k->types[type_index(t)].gemm_tile, nullptr);
+            EXPECT_NE(k->of(t).vec_dot, nullptr);
+            EXPECT_NE(k->of(t).gemm_tile, nullptr);
         }
-        EXPECT_NE(k->types[kQ8_K].from_float, nullptr) << isa_name(k->isa);
-        EXPECT_EQ(k->types[kQ8_K].vec_dot, nullptr) << isa_name(k->isa);
-        EXPECT_EQ(k->types[kQ8_K].gemm_tile, nullptr) << isa_name(k->isa);
+        EXPECT_NE(k->of(Type::Q8_K).from_float, nullptr) << isa_name(k->isa);
+        EXPECT_EQ(k->of(Type::Q8_K).vec_dot, nullptr) << isa_name(k->isa);
+        EXPECT_EQ(k->of(Type::Q8_K).gemm_tile, nullptr) << isa_name(k->isa);
     }
 }
 
@@ -72,14 +75,37 @@ TEST(Types, Lookups) {
     EXPECT_EQ(type_from_name("BF16"), Type::BF16);
     EXPECT_FALSE(type_from_name("q4").has_value());
     EXPECT_FALSE(type_from_name("").has_value());
-    for (Type t : test::kAllTypes) EXPECT_EQ(type_from_name(type_name(t)), t);
+    for (Type t : all_types()) EXPECT_EQ(type_from_name(type_name(t)), t);
+}
+
+// Every row of the table is at its own slot; the tensor types are the rows so marked. A value
+// that is no type is an error wherever it is looked up.
+TEST(Types, SlotsAndUnknownTypes) {
+    ASSERT_EQ(type_table().size(), static_cast<size_t>(kTypeCount));
+    std::vector<Type> tensors;
+    for (int slot = 0; slot < kTypeCount; slot++) {
+        const TypeTraits& row = type_table()[slot];
+        EXPECT_EQ(type_slot(row.type), slot) << row.name;
+        EXPECT_EQ(&traits(row.type), &row) << row.name;
+        EXPECT_EQ(type_from_id(static_cast<uint32_t>(row.type)).has_value(), row.tensor);
+        if (row.tensor) tensors.push_back(row.type);
+    }
+    EXPECT_EQ(tensors, std::vector<Type>(all_types().begin(), all_types().end()));
+    EXPECT_FALSE(traits(Type::Q8_K).tensor);
+    for (uint32_t id : {3u, 13u, 31u, 1000u}) {
+        EXPECT_THROW(type_slot(static_cast<Type>(id)), std::invalid_argument) << id;
+        EXPECT_THROW(traits(static_cast<Type>(id)), std::invalid_argument) << id;
+        EXPECT_THROW(kernels_scalar().of(static_cast<Type>(id)), std::invalid_argument) << id;
+        EXPECT_FALSE(type_from_id(id).has_value()) << id;
+    }
 }
 
 TEST(Types, FloatCodecsRoundTrip) {
     const std::vector<float> x = {1.0f, -0.5f, 3.25f, 0.0f};
     std::vector<uint8_t> buf(16);
     std::vector<float> y(4);
-    for (Type t : {Type::F32, Type::F16, Type::BF16}) {
+    for (Type t : all_types()) {
+        if (traits(t).quantized) continue;
         traits(t).from_float(x.data(), buf.data(), 4);
         traits(t).to_float(buf.data(), y.data(), 4);
         EXPECT_EQ(x, y) << type_name(t);  // all exactly representable

@@ -4,7 +4,8 @@
 // one weight row does to its tokens' sums (the intrinsics) stays in the ISA file. Scalar
 // helpers that every ISA's steps call live here too.
 //
-// Internal linkage and ISA translation units only, for the reasons simd_float.h gives.
+// Include only from the ISA translation units (x86/*.cpp, arm/*.cpp); everything here has
+// internal linkage, for the reasons simd_float-inl.h gives.
 #pragma once
 
 #include <cstddef>
@@ -35,11 +36,12 @@ void quantize_q8_0c(const float* x, void* vy, int64_t n) {
     }
 }
 
-// Every cache line of [p, p + Bytes): one prefetch per 64 bytes and one for the last byte.
-template <size_t Bytes>
+// Every cache line of [p, p + Bytes): one prefetch per 64 bytes and one for the last byte,
+// into L1 (Locality 3; prefetcht0 on x86) or L2 (2; prefetcht1).
+template <size_t Bytes, int Locality = 3>
 void prefetch_lines(const uint8_t* p) {
-    for (size_t off = 0; off < Bytes; off += 64) __builtin_prefetch(p + off);
-    __builtin_prefetch(p + Bytes - 1);
+    for (size_t off = 0; off < Bytes; off += 64) __builtin_prefetch(p + off, 0, Locality);
+    __builtin_prefetch(p + Bytes - 1, 0, Locality);
 }
 
 // What a step type S gives QuantTiles. This base holds the plain parts; S adds
@@ -172,6 +174,13 @@ struct QuantTiles {
         float y;
         block<1, 1>(n, static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(x), 0, &y, 0);
         return y;
+    }
+
+    // The table entry of the step's weight type (kernels.h: TypeOverride): vec_dot and
+    // gemm_tile of one step, and from_float where the type is an activation type too (Q8_0).
+    static constexpr TypeKernels kernels(void (*from_float)(const float*, void*,
+                                                            int64_t) = nullptr) {
+        return {vec_dot, from_float, gemm_tile};
     }
 };
 

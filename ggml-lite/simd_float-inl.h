@@ -3,10 +3,11 @@
 // architecture type, e.g. FloatKernels<xsimd::avx512bw>. Portable SIMD lives here; what
 // only an ISA can do (half-precision loads) comes in as a small loader type.
 //
-// Everything here has internal linkage on purpose. Each ISA file is compiled with its own
-// -m flags; an inline function or template with external linkage could be emitted there with,
-// say, AVX-512 instructions and then picked by the linker for the whole program, crashing
-// CPUs without them. Include this header only from ISA translation units.
+// Include only from the ISA translation units, x86/*.cpp and arm/*.cpp (the -inl.h suffix
+// says so). Each is compiled with its own -m flags, and everything here has internal linkage on
+// purpose: an inline function or template with external linkage could be emitted there with,
+// say, AVX-512 instructions, and the one-definition rule lets the linker pick that copy for the
+// whole program, crashing CPUs without them.
 #pragma once
 
 #include <cmath>
@@ -231,6 +232,12 @@ struct FloatKernels {
         return y;
     }
 
+    // The table entry of a float weight type whose elements W loads (kernels.h: TypeOverride).
+    template <class W>
+    static constexpr TypeKernels kernels() {
+        return {vec_dot<W>, nullptr, gemm_tile<W>};
+    }
+
     // ---- Attention (kernels.h: AttendFn, and the cache layout there) ----
 
     // Calls f.template operator()<n>() for a run-time 1 <= n <= Max: register-blocked loops
@@ -438,6 +445,22 @@ struct FloatKernels {
         }
     }
 };
+
+// The per-function kernels of an ISA's table: FloatKernels<Arch>, with LoadHalf for F16 values.
+template <class Arch, class LoadHalf>
+void set_float_kernels(Kernels& k) {
+    using FK = FloatKernels<Arch>;
+    k.rmsnorm = FK::rmsnorm;
+    k.softmax = FK::softmax;
+    k.silu_mul = FK::silu_mul;
+    k.add = FK::add;
+    k.scale = FK::scale;
+    k.axpy_f16 = FK::template axpy_f16<LoadHalf>;
+    k.rope = FK::rope;
+    k.attend_f32 = FK::template attend<LoadF32<Arch>>;
+    k.attend_f16 = FK::template attend<LoadHalf>;
+    k.read_sum = FK::read_sum;
+}
 
 }  // namespace
 }  // namespace ggml_lite

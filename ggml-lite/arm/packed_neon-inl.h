@@ -1,16 +1,29 @@
-// NEON packed-weight kernels (packed.h, kernels.h: PackedKernels).
+// NEON packed-weight kernels of the integer types (packed.h, kernels.h: PackedKernels): Q4_0 and
+// Q8_0 against block_q8_0c activations, Q4_K and Q6_K against Q8_K.
 //
-// Not a standalone header: kernels_neon.cpp includes it inside its anonymous namespace, after
-// its helpers (half_to_float, quantize_q8_0, LoadF16, ...), so that these kernels are compiled
-// in both of its translation units like the rest: the integer kernels with and without sdot,
-// the quantizers and float kernels (which need neither) only in the baseline one. For the same
-// reason it includes nothing itself; kernels_neon.cpp includes packed.h.
+// Include only from the NEON translation units, through kernels_neon-inl.h: both compile these
+// kernels, kernels_neon.cpp with the baseline flags and kernels_neon_dotprod.cpp with +dotprod
+// (word_dot becomes sdot), so everything here has internal linkage, for the reasons
+// simd_float-inl.h gives. The float types' packed kernels are in kernels_neon.cpp, the one
+// translation unit that has simd_float-inl.h.
 //
 // A 64-byte packed word is four 128-bit registers: register g holds rows 4g..4g+3, one row per
 // 32-bit lane (a "slice" of the group). A kernel takes the group slice by slice within each
 // block column, so each slice's weight registers serve several tokens (K::kTokens), and every
 // float accumulator lane belongs to one row: nothing is summed horizontally.
 #pragma once
+
+#include <arm_neon.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "ggml-lite/packed.h"
+#include "ggml-lite/quant.h"
+#include "ggml-lite/quant_tiles-inl.h"
+
+namespace ggml_lite {
+namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
 
 // ---- Integer kernels ---------------------------------------------------------------------------
 
@@ -257,7 +270,7 @@ void packed_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_
 }
 
 // packed_tile<K, NT> for NT = count (1 <= count <= Max). The dotprod translation unit has no
-// simd_float.h, whose FloatKernels::with_count does this for the float kernels.
+// simd_float-inl.h, whose FloatKernels::with_count does this for the float kernels.
 template <class K, int Max = K::kTokens>
 void packed_tile_n(int count, int64_t nb, const typename K::Block* w, const uint8_t* x,
                    size_t x_stride, float* y, int64_t y_stride, int nr) {
@@ -280,76 +293,5 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
     }
 }
 
-#if !defined(LILA_NEON_DOTPROD_TU)
-
-// ---- F32, F16, BF16 ---------------------------------------------------------------------------
-//
-// Column c of a group is 16 values, four registers; times the column's activation it is one
-// FMA per slice, into partial sum c % 4 as the reference does. Four partials of four slices
-// are 16 registers for one token, so a pass takes S slices of NT tokens with S * NT <= 4:
-// decode reads each weight line once, prefill reuses each weight register for up to 4 tokens.
-template <class L, int NT>
-void packed_float_tile(int64_t n, const typename L::Elem* w, const uint8_t* x, size_t x_stride,
-                       float* y, int64_t y_stride, int nr) {
-    constexpr int S = NT == 1 ? 4 : NT == 2 ? 2 : 1;
-    const auto xt = [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride); };
-    const auto column = [&](int64_t c, int g) -> float32x4_t {
-        return L::load(w + c * kPackRows + 4 * g);
-    };
-    float32x4_t sums[NT][4];
-    for (int g0 = 0; g0 < 4; g0 += S) {
-        float32x4_t acc[NT][S][4];
-        for (int t = 0; t < NT; t++) {
-            for (int s = 0; s < S; s++) {
-                for (int k = 0; k < 4; k++) acc[t][s][k] = vdupq_n_f32(0.0f);
-            }
-        }
-        int64_t c = 0;
-        for (; c + 4 <= n; c += 4) {
-            // The next lines of the group: four columns are 1-4 of them.
-            prefetch_lines<4 * kPackRows * sizeof(typename L::Elem)>(
-                reinterpret_cast<const uint8_t*>(w + (c + 16) * kPackRows));
-            for (int s = 0; s < S; s++) {
-                float32x4_t wv[4];
-                for (int k = 0; k < 4; k++) wv[k] = column(c + k, g0 + s);
-                for (int t = 0; t < NT; t++) {
-                    for (int k = 0; k < 4; k++)
-                        acc[t][s][k] = vfmaq_n_f32(acc[t][s][k], wv[k], xt(t)[c + k]);
-                }
-            }
-        }
-        for (; c < n; c++) {
-            for (int s = 0; s < S; s++) {
-                const float32x4_t wv = column(c, g0 + s);
-                for (int t = 0; t < NT; t++)
-                    acc[t][s][c % 4] = vfmaq_n_f32(acc[t][s][c % 4], wv, xt(t)[c]);
-            }
-        }
-        for (int t = 0; t < NT; t++) {
-            for (int s = 0; s < S; s++) {
-                sums[t][g0 + s] = vaddq_f32(vaddq_f32(acc[t][s][0], acc[t][s][1]),
-                                            vaddq_f32(acc[t][s][2], acc[t][s][3]));
-            }
-        }
-    }
-    for (int t = 0; t < NT; t++) store_rows(y + t * y_stride, sums[t], nr);
-}
-
-// Tokens per pass of the float kernels (see packed_float_tile).
-constexpr int kPackedFloatTokens = 4;
-
-template <class L>
-void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                       int64_t y_stride, int nr, int nt) {
-    const auto* wc = static_cast<const typename L::Elem*>(w);
-    const auto* xb = static_cast<const uint8_t*>(x);
-    for (int t = 0; t < nt; t += kPackedFloatTokens) {
-        const int count = nt - t < kPackedFloatTokens ? nt - t : kPackedFloatTokens;
-        FK::with_count<kPackedFloatTokens>(count, [&]<int NT>() {
-            packed_float_tile<L, NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride,
-                                     nr);
-        });
-    }
-}
-
-#endif
+}  // namespace
+}  // namespace ggml_lite

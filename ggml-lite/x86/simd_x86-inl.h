@@ -1,0 +1,127 @@
+// x86 helpers shared by the AVX2 and AVX-512 translation units: the half and bfloat16 loaders,
+// horizontal sums, Q4_K's scale decoding for rows side by side, the activation sums of Q8_K,
+// and the packed kernels' far prefetch distance.
+//
+// Include only from the x86 ISA translation units (x86/kernels_avx2.cpp, x86/packed_avx2.cpp,
+// x86/kernels_avx512.cpp, x86/packed_kquant_avx512.cpp). Each is compiled with its own -m flags
+// (all with AVX2, FMA and F16C; the AVX-512 loaders exist only where __AVX512F__ is defined),
+// and everything here has internal linkage, for the reasons simd_float-inl.h gives.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <xsimd/xsimd.hpp>
+
+#include "ggml-lite/quant.h"
+
+namespace ggml_lite {
+namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
+
+using Avx2 = xsimd::fma3<xsimd::avx2>;
+using Avx512 = xsimd::avx512bw;
+
+// bfloat16 is the top half of a float: widen and shift (one value, for the loaders' tails).
+inline float bf16_value(const uint16_t* p) {
+    return _mm_cvtss_f32(
+        _mm_castsi128_ps(_mm_cvtsi32_si128(static_cast<int>(static_cast<uint32_t>(*p) << 16))));
+}
+
+// Loaders of F16 and BF16 values as Arch's float vectors, the interface simd_float-inl.h's
+// kernels and the packed float kernels take: Elem, load(p) (a vector), scalar(p) (one value).
+// Halves convert with F16C, not fp16.h's helpers (nothing here may be shared, see above).
+template <class Arch>
+struct LoadF16;
+template <class Arch>
+struct LoadBF16;
+
+template <>
+struct LoadF16<Avx2> {
+    using Elem = uint16_t;
+    static xsimd::batch<float, Avx2> load(const uint16_t* p) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
+    static float scalar(const uint16_t* p) { return _cvtsh_ss(*p); }
+};
+
+template <>
+struct LoadBF16<Avx2> {
+    using Elem = uint16_t;
+    static xsimd::batch<float, Avx2> load(const uint16_t* p) {
+        const __m256i h =
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+    }
+    static float scalar(const uint16_t* p) { return bf16_value(p); }
+};
+
+#if defined(__AVX512F__)
+
+template <>
+struct LoadF16<Avx512> {
+    using Elem = uint16_t;
+    static xsimd::batch<float, Avx512> load(const uint16_t* p) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    }
+    static float scalar(const uint16_t* p) { return _cvtsh_ss(*p); }
+};
+
+template <>
+struct LoadBF16<Avx512> {
+    using Elem = uint16_t;
+    static xsimd::batch<float, Avx512> load(const uint16_t* p) {
+        const __m512i h =
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(h, 16));
+    }
+    static float scalar(const uint16_t* p) { return bf16_value(p); }
+};
+
+#endif
+
+inline float hsum(__m128 s) {
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// Q8_K's eight sums of 32 activations (pairs of bsums, at most 32 * 128 in magnitude): what
+// Q4_K's mins multiply.
+inline __m128i q8_K_sums32(const block_q8_K& x) {
+    return _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8)));
+}
+
+// acc plus one token's Q4_K mins part, dmin d_x sum_j m_j (sum of sub-block j's activations),
+// the mins m_j as eight int16.
+inline __m128 q4_K_mins(__m128i mins, float dmin, const block_q8_K& x, __m128 acc) {
+    return _mm_fmadd_ps(_mm_set1_ps(dmin * x.d),
+                        _mm_cvtepi32_ps(_mm_madd_epi16(mins, q8_K_sums32(x))), acc);
+}
+
+// Byte-wise: bits 6-7 of each byte moved to bits 4-5 (a Q4_K scale's or min's top bits).
+inline __m128i top2_to_bit4(__m128i v) {
+    return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(v, 6), _mm_set1_epi8(3)), 4);
+}
+
+// get_scale_min_k4 on up to 16 rows at once: b[k] holds byte k of each row's 12 packed scale
+// bytes, one row per byte lane; sc[j] and m[j] get sub-block j's 6-bit scale and min.
+inline void q4_K_scales_mins_rows(const __m128i* b, __m128i* sc, __m128i* m) {
+    const __m128i low6 = _mm_set1_epi8(0x3f), low4 = _mm_set1_epi8(0x0f);
+    for (int j = 0; j < 4; j++) {
+        sc[j] = _mm_and_si128(b[j], low6);
+        m[j] = _mm_and_si128(b[j + 4], low6);
+        sc[j + 4] = _mm_or_si128(_mm_and_si128(b[j + 8], low4), top2_to_bit4(b[j]));
+        m[j + 4] =
+            _mm_or_si128(_mm_and_si128(_mm_srli_epi16(b[j + 8], 4), low4), top2_to_bit4(b[j + 4]));
+    }
+}
+
+// How far ahead the AVX-512 packed kernels also prefetch their weights into L2. A core has only
+// 16 L1 fill buffers, too few to keep the memory busy at its latency; prefetches into L2 hold
+// none, so these keep more lines in flight (Q4_0 decode at 1 thread: 78% of the probe without,
+// 89-100% with; docs/PERF.md).
+constexpr size_t kFarAhead = 16384;
+
+}  // namespace
+}  // namespace ggml_lite
