@@ -50,10 +50,19 @@ std::string BodyStream::next(std::chrono::milliseconds wait, bool& done) {
         done = true;
         return {};
     }
+    // Streaming, new text goes out as it comes; otherwise only the end is worth waking for.
+    const auto until = std::chrono::steady_clock::now() + wait;
     Task::Progress p = task_->take(wait);
+    if (!stream_) {
+        text_ += p.text;
+        while (!p.done && std::chrono::steady_clock::now() < until) {
+            p = task_->take(std::chrono::duration_cast<std::chrono::milliseconds>(
+                until - std::chrono::steady_clock::now()));
+            text_ += p.text;
+        }
+    }
     std::string out;
     if (stream_ && !p.text.empty()) out += sse_event(shape_.chunk(p.text));
-    if (!stream_) text_ += p.text;
     if (!p.done) return out;
 
     finished_ = done = true;

@@ -161,6 +161,7 @@ bool Scheduler::step() {
             if (!best) break;
             task = std::move(queue_.front());
             queue_.pop_front();
+            status_.busy++;  // at once, so submit() counts the slot as taken
         }
         assign(*best, std::move(task));
         worked = true;
