@@ -65,6 +65,7 @@ void register_convert(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_info(CLI::App& app);
 void register_perplexity(CLI::App& app);
+void register_serve(CLI::App& app);
 void register_tokenize(CLI::App& app);
 
 }  // namespace lila::tools
