@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -321,6 +322,37 @@ TEST_F(Serve, ModelsTokenizeAndThePage) {
     EXPECT_EQ(page->status, 200);
     EXPECT_NE(page->body.find("<title>lila</title>"), std::string::npos);
     EXPECT_NE(page->body.find("/v1/chat/completions"), std::string::npos);
+}
+
+// What a shell command prints (stdout and stderr), and its exit status.
+std::pair<int, std::string> shell(const std::string& command) {
+    FILE* p = popen((command + " 2>&1").c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    return {pclose(p), out};
+}
+
+// The official OpenAI client library (npm `openai`, installed by npm into the build folder
+// on first use) against the server: tests/tools/openai_client.cjs.
+TEST_F(Serve, OpenAiNodeClient) {
+    if (shell("command -v node").first != 0 || shell("command -v npm").first != 0) {
+        GTEST_SKIP() << "node and npm are needed to run the OpenAI client library (make deps "
+                        "installs nodejs); not found";
+    }
+    const std::string dir = LILA_NPM_DIR;
+    if (!std::filesystem::exists(dir + "/node_modules/openai/package.json")) {
+        const auto [status, out] = shell(
+            "npm install --no-audit --no-fund --loglevel=error "
+            "--prefix '" +
+            dir + "' openai@4");
+        if (status != 0) GTEST_SKIP() << "npm could not install the openai package: " << out;
+    }
+    const auto [status, out] = shell(
+        "LILA_URL=http://127.0.0.1:" + std::to_string(server_->port()) + "/v1 LILA_KEY=" + kKey +
+        " LILA_NPM_DIR='" + dir + "' node tests/tools/openai_client.cjs");
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(out.find("all checks passed"), std::string::npos) << out;
 }
 
 // One slot and no queue: while a request holds the slot, the next is refused at once.
