@@ -26,6 +26,7 @@ struct ServeArgs {
     int parallel = 4;
     int64_t batch = 512;
     int queue = 64;
+    bool ignore_eos = false;
     std::string api_key, alias, template_name;
 };
 
@@ -85,6 +86,7 @@ void run(const ServeArgs& a) {
     ap.api_key = a.api_key;
     ap.sampling = a.sampling.params;
     ap.seed = a.sampling.seed;
+    ap.ignore_eos = a.ignore_eos;
     ap.page = kServePage;
     serve::Api api(*model, scheduler, metrics, tmpl, ap);
 
@@ -157,6 +159,8 @@ void register_serve(CLI::App& app) {
                     "requests that may wait for a slot; more get 503 with Retry-After")
         ->check(CLI::Range(0, 4096));
     cmd->add_option("--api-key", a->api_key, "key clients must send (Authorization: Bearer KEY)");
+    cmd->add_flag("--ignore-eos", a->ignore_eos,
+                  "generate past end-of-sequence tokens unless a request says otherwise");
     cmd->add_option("-a,--alias", a->alias, "model name in the API (default: the file's)");
     cmd->add_option("--template", a->template_name,
                     "chat template (default: from the model file): " + chat_template_names());

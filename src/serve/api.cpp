@@ -224,7 +224,7 @@ Job Api::make_job(const CompletionRequest& r) const {
         job.sampling.seed =
             params_.seed >= 0 ? static_cast<uint64_t>(params_.seed) : std::random_device{}();
     }
-    job.ignore_eos = r.ignore_eos;
+    job.ignore_eos = r.ignore_eos.value_or(params_.ignore_eos);
     return job;
 }
 

@@ -25,11 +25,12 @@
 namespace lila::serve {
 
 struct ApiParams {
-    std::string model_id;    // what /v1/models lists and requests must name (or leave out)
-    std::string api_key;     // "": none needed
-    SamplerParams sampling;  // for the fields a request leaves out
-    int64_t seed = -1;       // for requests without one; -1: a random seed each
-    std::string page;        // the HTML of GET /
+    std::string model_id;     // what /v1/models lists and requests must name (or leave out)
+    std::string api_key;      // "": none needed
+    SamplerParams sampling;   // for the fields a request leaves out
+    int64_t seed = -1;        // for requests without one; -1: a random seed each
+    bool ignore_eos = false;  // for requests that do not say
+    std::string page;         // the HTML of GET /
 };
 
 // The body of a completion as it is generated: server-sent events when streaming, else one

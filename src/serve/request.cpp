@@ -222,7 +222,7 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat,
     if (r.seeded) r.sampling.seed = static_cast<uint64_t>(seed);
     r.stop = parse_stop(f);
     f.get("stream", r.stream);
-    f.get("ignore_eos", r.ignore_eos);
+    if (bool ignore = false; f.get("ignore_eos", ignore)) r.ignore_eos = ignore;
     bool logprobs = false;
     if (f.get("logprobs", logprobs) && logprobs) throw bad("logprobs", "not supported");
     if (const json* so = f.find("stream_options")) {

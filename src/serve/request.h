@@ -39,7 +39,8 @@ struct CompletionRequest {
     std::vector<std::string> stop;
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
-    bool ignore_eos = false;     // llama.cpp's extension: generate past end-of-sequence tokens
+    // llama.cpp's extension: generate past end-of-sequence tokens (absent: the server's choice)
+    std::optional<bool> ignore_eos;
 };
 
 // Parses a completion request; `defaults` are the sampling settings of fields not given.

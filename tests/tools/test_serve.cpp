@@ -333,26 +333,67 @@ std::pair<int, std::string> shell(const std::string& command) {
     return {pclose(p), out};
 }
 
-// The official OpenAI client library (npm `openai`, installed by npm into the build folder
-// on first use) against the server: tests/tools/openai_client.cjs.
+// The npm package `spec` in its own folder of the build tree (installed by npm on first
+// use); "" when npm cannot install it, with the reason in `why`.
+std::string npm_package(const std::string& name, const std::string& spec, std::string* why) {
+    const std::string dir = std::string(LILA_NPM_DIR) + "/" + name;
+    if (std::filesystem::exists(dir + "/node_modules/" + name + "/package.json")) return dir;
+    const auto [status, out] =
+        shell("npm install --no-audit --no-fund --loglevel=error --prefix '" + dir + "' " + spec);
+    *why = "npm could not install " + spec + ": " + out;
+    return status == 0 ? dir : "";
+}
+
+bool have(const std::string& program) {
+    return shell("command -v " + program).first == 0;
+}
+
+// The official OpenAI client library (npm `openai`) against the server:
+// tests/tools/openai_client.cjs.
 TEST_F(Serve, OpenAiNodeClient) {
-    if (shell("command -v node").first != 0 || shell("command -v npm").first != 0) {
+    if (!have("node") || !have("npm")) {
         GTEST_SKIP() << "node and npm are needed to run the OpenAI client library (make deps "
                         "installs nodejs); not found";
     }
-    const std::string dir = LILA_NPM_DIR;
-    if (!std::filesystem::exists(dir + "/node_modules/openai/package.json")) {
-        const auto [status, out] = shell(
-            "npm install --no-audit --no-fund --loglevel=error "
-            "--prefix '" +
-            dir + "' openai@4");
-        if (status != 0) GTEST_SKIP() << "npm could not install the openai package: " << out;
-    }
+    std::string why;
+    const std::string dir = npm_package("openai", "openai@4", &why);
+    if (dir.empty()) GTEST_SKIP() << why;
     const auto [status, out] = shell(
         "LILA_URL=http://127.0.0.1:" + std::to_string(server_->port()) + "/v1 LILA_KEY=" + kKey +
         " LILA_NPM_DIR='" + dir + "' node tests/tools/openai_client.cjs");
     EXPECT_EQ(status, 0) << out;
     EXPECT_NE(out.find("all checks passed"), std::string::npos) << out;
+}
+
+// The chat page in headless Chromium (driven by npm `puppeteer-core`): type, watch the reply
+// stream, stop it, ask again: tests/tools/chat_page.cjs. The page is left as a screenshot in
+// the build tree (npm/chat_page.png).
+TEST(ServePage, StreamsStopsAndKeepsTheConversation) {
+    if (!have("node") || !have("npm") || !have("chromium")) {
+        GTEST_SKIP() << "node, npm and chromium are needed to test the chat page (make deps "
+                        "installs nodejs and chromium); not found";
+    }
+    std::string why;
+    const std::string dir = npm_package("puppeteer-core", "puppeteer-core@23", &why);
+    if (dir.empty()) GTEST_SKIP() << why;
+    // Random weights at stories15M's shapes: slow enough (a few hundred tokens a second) that
+    // a reply is still running when the page stops it, and with --ignore-eos it runs until
+    // then, so how loaded the machine is does not matter.
+    test::TempDir tmp;
+    const std::string model = tmp.path("stories15m.gguf");
+    const test::LilaResult made =
+        test::run_lila({"convert", "--random", "stories15m", "--type", "q8_0", "-o", model});
+    ASSERT_EQ(made.status, 0) << made.err;
+    ServeProcess server({"-m", model, "-np", "1", "-c", "8192", "--temp", "0", "--ignore-eos",
+                         "--api-key", kKey, "-t", "1"});
+    ASSERT_GT(server.port(), 0) << server.log();
+    const auto [status, out] =
+        shell("LILA_URL=http://127.0.0.1:" + std::to_string(server.port()) + " LILA_KEY=" + kKey +
+              " LILA_NPM_DIR='" + dir + "' LILA_CHROMIUM=$(command -v chromium) LILA_SCREENSHOT='" +
+              LILA_NPM_DIR + "/chat_page.png' node tests/tools/chat_page.cjs");
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(out.find("all checks passed"), std::string::npos) << out;
+    EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
 // One slot and no queue: while a request holds the slot, the next is refused at once.

@@ -44,7 +44,7 @@ TEST(Request, ChatWithEveryField) {
     EXPECT_TRUE(r.seeded);
     EXPECT_EQ(r.sampling.seed, 42u);
     EXPECT_EQ(r.stop, (std::vector<std::string>{"\n", "END"}));
-    EXPECT_TRUE(r.stream && r.include_usage && r.ignore_eos);
+    EXPECT_TRUE(r.stream && r.include_usage && r.ignore_eos.value_or(false));
 }
 
 TEST(Request, DefaultsComeFromTheServer) {
@@ -59,6 +59,7 @@ TEST(Request, DefaultsComeFromTheServer) {
     EXPECT_FALSE(r.seeded);
     EXPECT_EQ(r.max_tokens, 0);
     EXPECT_FALSE(r.stream);
+    EXPECT_FALSE(r.ignore_eos.has_value());
 }
 
 TEST(Request, PromptForms) {
