@@ -17,10 +17,14 @@ Session::Session(const Model& model, const SessionParams& params)
       n_batch_(std::max<int64_t>(1, params.n_batch)),
       n_threads_(params.n_threads),
       n_threads_batch_(params.n_threads_batch > 0 ? params.n_threads_batch : params.n_threads),
-      cache_(model.hp, params.n_ctx > 0 ? params.n_ctx : model.hp.n_ctx_train, params.kv_type) {
+      cache_(model.hp, params.n_ctx > 0 ? params.n_ctx : model.hp.n_ctx_train, params.kv_type,
+             params.n_seq),
+      n_past_(params.n_seq),
+      seq_count_(params.n_seq) {
     if (params.n_threads < 1) throw Error("thread count must be at least 1");
     const HParams& hp = model.hp;
     const int64_t nb = n_batch_;
+    pos.resize(nb);
     x.resize(nb * hp.n_embd);
     xb.resize(nb * hp.n_embd);
     q.resize(nb * hp.q_dim());
@@ -38,9 +42,13 @@ Session::Session(const Model& model, const SessionParams& params)
     logits.resize(hp.n_vocab);
 }
 
-void Session::truncate(int64_t n) {
-    if (n < 0 || n > n_past_) throw Error("cannot truncate the context to " + std::to_string(n));
-    n_past_ = n;
+void Session::truncate(int64_t n, int seq) {
+    if (seq < 0 || seq >= n_seq()) throw Error("no sequence " + std::to_string(seq));
+    if (n < 0 || n > n_past_[seq]) {
+        throw Error("cannot truncate sequence " + std::to_string(seq) + " to " + std::to_string(n) +
+                    " positions");
+    }
+    n_past_[seq] = n;
 }
 
 const float* Session::eval(std::span<const int32_t> tokens, bool all_logits) {
@@ -50,36 +58,57 @@ const float* Session::eval(std::span<const int32_t> tokens, bool all_logits) {
 
 const float* Session::eval_from(std::span<const int32_t> tokens, int64_t first) {
     const int64_t n = static_cast<int64_t>(tokens.size());
-    const int64_t n_vocab = model_.hp.n_vocab;
     if (n == 0) throw Error("nothing to evaluate");
     if (first < 0 || first >= n) {
         throw Error("logits from token " + std::to_string(first) + " of " + std::to_string(n));
     }
-    if (n_past_ + n > n_ctx()) {
-        throw Error("context full: " + std::to_string(n_past_) + " + " + std::to_string(n) +
-                    " tokens exceed the context of " + std::to_string(n_ctx()));
-    }
-    for (int32_t id : tokens) {
-        if (id < 0 || id >= n_vocab)
-            throw Error("token id " + std::to_string(id) + " out of range");
-    }
-    if (logits.size() < static_cast<size_t>((n - first) * n_vocab))
-        logits.resize((n - first) * n_vocab);
+    single_.resize(n);
+    for (int64_t t = 0; t < n; t++) single_[t] = {tokens[t], 0, t >= first};
+    return eval_batch(single_);
+}
 
+const float* Session::eval_batch(std::span<const BatchToken> batch) {
+    const int64_t n = static_cast<int64_t>(batch.size());
+    const int64_t n_vocab = model_.hp.n_vocab;
+    if (n == 0) throw Error("nothing to evaluate");
+    // Check everything first, so a bad batch leaves every sequence as it was.
+    std::fill(seq_count_.begin(), seq_count_.end(), 0);
+    int64_t n_out = 0;
+    for (const BatchToken& b : batch) {
+        if (b.id < 0 || b.id >= n_vocab)
+            throw Error("token id " + std::to_string(b.id) + " out of range");
+        if (b.seq < 0 || b.seq >= n_seq()) {
+            throw Error("sequence " + std::to_string(b.seq) + " out of range (the session has " +
+                        std::to_string(n_seq()) + ")");
+        }
+        seq_count_[b.seq]++;
+        n_out += b.logits;
+    }
+    for (int s = 0; s < n_seq(); s++) {
+        if (n_past_[s] + seq_count_[s] > n_ctx()) {
+            throw Error("context full: " + std::to_string(n_past_[s]) + " + " +
+                        std::to_string(seq_count_[s]) + " tokens exceed the context of " +
+                        std::to_string(n_ctx()) +
+                        (n_seq() > 1 ? " (sequence " + std::to_string(s) + ")" : ""));
+        }
+    }
+    if (logits.size() < static_cast<size_t>(n_out * n_vocab)) logits.resize(n_out * n_vocab);
+
+    float* out = logits.data();
     for (int64_t start = 0; start < n; start += n_batch_) {
         const int64_t nb = std::min(n_batch_, n - start);
-        // This batch's rows from `first` on go to their place in the logits.
-        const int64_t from = std::max(first, start);
-        float* out = from < start + nb ? logits.data() + (from - first) * n_vocab : nullptr;
-        forward(tokens.data() + start, nb, out, from - start);
+        for (int64_t t = 0; t < nb; t++) pos[t] = n_past_[batch[start + t].seq]++;
+        forward(batch.data() + start, nb, out);
+        for (int64_t t = 0; t < nb; t++) out += batch[start + t].logits ? n_vocab : 0;
     }
     return logits.data();
 }
 
-// One batch of n tokens at positions n_past_.. through the whole model, as in llama2.c's
-// forward() but with a row per token, so every weight matrix is streamed once per batch.
-// Logits of tokens first_logit.. go to out (when not null).
-void Session::forward(const int32_t* tokens, int64_t n, float* out, int64_t first_logit) {
+// One batch of n tokens through the whole model, as in llama2.c's forward() but with a row
+// per token, so every weight matrix is streamed once per batch. Token t goes to position
+// pos[t] of its sequence; only attention looks at sequences, every other step is per row.
+// The logits of the tokens that want them go to out, one row each.
+void Session::forward(const BatchToken* batch, int64_t n, float* out) {
     const Model& m = model_;
     const HParams& hp = m.hp;
     const ggml_lite::Kernels& kern = ctx_.kern();
@@ -89,8 +118,8 @@ void Session::forward(const int32_t* tokens, int64_t n, float* out, int64_t firs
     ctx_.n_threads = n == 1 ? n_threads_ : n_threads_batch_;
 
     for (int64_t t = 0; t < n; t++) {
-        ggml_lite::get_row(m.tok_embd, tokens[t], &x[t * dim]);
-        ggml_lite::rope_angles(&rope_cos[t * half_rot], &rope_sin[t * half_rot], n_past_ + t,
+        ggml_lite::get_row(m.tok_embd, batch[t].id, &x[t * dim]);
+        ggml_lite::rope_angles(&rope_cos[t * half_rot], &rope_sin[t * half_rot], pos[t],
                                hp.rope_dim, hp.rope_theta, freq_factors);
     }
 
@@ -117,9 +146,9 @@ void Session::forward(const int32_t* tokens, int64_t n, float* out, int64_t firs
             const float* s = &rope_sin[t * half_rot];
             kern.rope(&q[t * q_dim], hp.n_head, hp.head_dim, hp.rope_dim, c, s);
             kern.rope(&k[t * kv_dim], hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+            cache_.store(l, pos[t], 1, &k[t * kv_dim], &v[t * kv_dim], batch[t].seq);
         }
-        cache_.store(l, n_past_, n, k.data(), v.data());
-        attention(l, n);
+        attention(batch, l, n);
         matmul(ctx_, L.wo, xq.data(), n, xb.data());
         for (int64_t t = 0; t < n; t++) kern.add(&x[t * dim], &xb[t * dim], dim);
 
@@ -132,43 +161,48 @@ void Session::forward(const int32_t* tokens, int64_t n, float* out, int64_t firs
         matmul(ctx_, L.w2, hb.data(), n, xb.data());
         for (int64_t t = 0; t < n; t++) kern.add(&x[t * dim], &xb[t * dim], dim);
     }
-    n_past_ += n;
 
-    if (!out) return;
-    // Only the rows whose logits are wanted go through the final norm and the LM head.
-    for (int64_t t = first_logit; t < n; t++) {
-        kern.rmsnorm(&xb[t * dim], &x[t * dim], m.output_norm.data(), dim, hp.norm_eps);
+    // Only the rows whose logits are wanted go through the final norm and the LM head,
+    // gathered into the first rows of xb.
+    int64_t n_out = 0;
+    for (int64_t t = 0; t < n; t++) {
+        if (!batch[t].logits) continue;
+        kern.rmsnorm(&xb[n_out * dim], &x[t * dim], m.output_norm.data(), dim, hp.norm_eps);
+        n_out++;
     }
-    matmul(ctx_, m.output, &xb[first_logit * dim], n - first_logit, out);
+    if (n_out > 0) matmul(ctx_, m.output, xb.data(), n_out, out);
 }
 
-// Causal self-attention of the n new tokens over the cache (grouped-query attention: query
-// heads g*group .. g*group+group-1 share KV head g). One task per (token, KV head) computes
-// all the group's heads against each K/V row read once; each task runs on one thread, so
-// results do not depend on the thread count.
-void Session::attention(int64_t layer, int64_t n) {
+// Causal self-attention of the n new tokens, each over its own sequence's cells up to its
+// position (grouped-query attention: query heads g*group .. g*group+group-1 share KV head g).
+// One task per (token, KV head) computes all the group's heads against each K/V row read
+// once; each task runs on one thread, so results do not depend on the thread count or on the
+// other tokens of the batch.
+void Session::attention(const BatchToken* batch, int64_t layer, int64_t n) {
     const HParams& hp = model_.hp;
     const ggml_lite::Kernels& kern = ctx_.kern();
     const int64_t hd = hp.head_dim, q_dim = hp.q_dim(), group = hp.n_head / hp.n_head_kv;
-    const int64_t pos0 = n_past_, n_tasks = n * hp.n_head_kv;
+    const int64_t n_tasks = n * hp.n_head_kv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     const bool f16 = cache_.type() == ggml_lite::Type::F16;
-    // Multiply-adds: scores and value sums of every head over (on average) pos0 + n/2 positions.
-    const int64_t work = 2 * n * hp.n_head * hd * (pos0 + n / 2 + 1);
+    // Multiply-adds: scores and value sums of every head over each token's positions.
+    int64_t work = 0;
+    for (int64_t t = 0; t < n; t++) work += 2 * hp.n_head * hd * (pos[t] + 1);
     const int threads = ggml_lite::threads_for_work(work, ctx_.n_threads);
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
     for (int64_t i = 0; i < n_tasks; i++) {
         const int64_t t = i / hp.n_head_kv, g = i % hp.n_head_kv;
-        const int64_t off = t * q_dim + g * group * hd, n_pos = pos0 + t + 1;
+        const int64_t off = t * q_dim + g * group * hd, n_pos = pos[t] + 1;
+        const int seq = batch[t].seq;
         float* scores = &att[static_cast<size_t>(omp_get_thread_num() * att_stride_)];
         if (f16) {
-            const auto* kc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.k(layer, g));
-            const auto* vc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.v(layer, g));
+            const auto* kc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.k(layer, g, seq));
+            const auto* vc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.v(layer, g, seq));
             kern.attend_f16(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
         } else {
-            const auto* kc = reinterpret_cast<const float*>(cache_.k(layer, g));
-            const auto* vc = reinterpret_cast<const float*>(cache_.v(layer, g));
+            const auto* kc = reinterpret_cast<const float*>(cache_.k(layer, g, seq));
+            const auto* vc = reinterpret_cast<const float*>(cache_.v(layer, g, seq));
             kern.attend_f32(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
         }
     }
