@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "src/base/error.h"
+#include "src/base/log.h"
 #include "src/io/gguf.h"
 
 namespace lila {
@@ -90,12 +91,16 @@ Vocab Vocab::from_gguf(const GGUFFile& f) {
     // fixed special ids; byte-level BPE ("gpt2") and the rest do neither.
     const bool spm = v.model == "llama";
     for (const SpecialId& s : kSpecialIds) {
-        int32_t fallback =
+        const int32_t fallback =
             spm && s.spm_default >= 0 && size_t(s.spm_default) < n ? s.spm_default : -1;
         std::optional<int64_t> id = f.get_int(s.key);
-        if (id && (*id < 0 || size_t(*id) >= n))
-            fail(s.key, "token id " + std::to_string(*id) + " is out of range (" +
-                            std::to_string(n) + " tokens)");
+        // llama.cpp writes -1 (as u32: 4294967295) for "no such token", and reads any id
+        // outside the vocabulary as if the key were absent; so does lila, and says so.
+        if (id && (*id < 0 || size_t(*id) >= n)) {
+            warn(f.path() + ": " + s.key + ": token id " + std::to_string(*id) +
+                 " is out of range (" + std::to_string(n) + " tokens); ignored");
+            id = std::nullopt;
+        }
         v.*s.field = id ? int32_t(*id) : fallback;
     }
     v.add_bos = f.get_bool(kAddBos).value_or(spm);
