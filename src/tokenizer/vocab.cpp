@@ -8,6 +8,7 @@
 #include "src/base/error.h"
 #include "src/base/log.h"
 #include "src/io/gguf.h"
+#include "src/tokenizer/tokenizer_bpe.h"
 
 namespace lila {
 
@@ -88,7 +89,8 @@ Vocab Vocab::from_gguf(const GGUFFile& f) {
     if (v.model == "gpt2" && v.merges.empty()) missing(kMerges);
 
     // llama.cpp's defaults: SentencePiece ("llama") adds BOS and a leading space and has
-    // fixed special ids; byte-level BPE ("gpt2") and the rest do neither.
+    // fixed special ids; byte-level BPE ("gpt2") and the rest do neither, except that some
+    // pre-tokenizers (Llama 3's) add BOS.
     const bool spm = v.model == "llama";
     for (const SpecialId& s : kSpecialIds) {
         const int32_t fallback =
@@ -103,7 +105,7 @@ Vocab Vocab::from_gguf(const GGUFFile& f) {
         }
         v.*s.field = id ? int32_t(*id) : fallback;
     }
-    v.add_bos = f.get_bool(kAddBos).value_or(spm);
+    v.add_bos = f.get_bool(kAddBos).value_or(spm || bpe_pre_tokenizer_adds_bos(v.pre));
     v.add_eos = f.get_bool(kAddEos).value_or(false);
     v.add_space_prefix = f.get_bool(kAddSpacePrefix).value_or(spm);
     return v;
