@@ -18,8 +18,11 @@ struct ConvertOptions {
     std::string name;  // general.name; empty: keep the input's, or its file name
 };
 
-// Writes general.* and llama.* metadata for a model of shape `hp` written as file type `type`.
-void set_llama_metadata(GGUFWriter& w, const HParams& hp, const std::string& name, FileType type);
+// Writes general.* and the architecture's hyperparameter keys ({arch}.block_count, ...; the
+// head size as attention.key_length/value_length when it is not n_embd / n_head) for a model
+// of shape `hp` written as file type `type`.
+void set_model_metadata(GGUFWriter& w, const std::string& arch, const HParams& hp,
+                        const std::string& name, FileType type);
 
 // Supplies a tensor's values as floats when the writer asks for them: returns rows × cols
 // floats, either in place (a mapped checkpoint) or filled into `scratch`.

@@ -243,7 +243,7 @@ void convert(const std::string& dir, const std::string& out, const ConvertOption
     auto st = SafetensorsModel::open(dir);
 
     GGUFWriter gw;
-    set_llama_metadata(gw, hp, opts.name.empty() ? model_name(dir) : opts.name, opts.type);
+    set_model_metadata(gw, "llama", hp, opts.name.empty() ? model_name(dir) : opts.name, opts.type);
     if (m.explicit_head_dim) {
         gw.set("llama.attention.key_length", GGUFValue::u32(uint32_t(hp.head_dim)));
         gw.set("llama.attention.value_length", GGUFValue::u32(uint32_t(hp.head_dim)));

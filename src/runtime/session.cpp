@@ -35,6 +35,12 @@ Session::Session(const Model& model, const SessionParams& params)
     att.resize(static_cast<size_t>(std::max(n_threads_, n_threads_batch_) * att_stride_));
     rope_cos.resize(nb * hp.rope_dim / 2);
     rope_sin.resize(nb * hp.rope_dim / 2);
+    if (model.rope_theta_local > 0) {
+        rope_cos_local.resize(nb * hp.rope_dim / 2);
+        rope_sin_local.resize(nb * hp.rope_dim / 2);
+    }
+    if (model.arch->post_norms) xb2.resize(nb * hp.n_embd);
+    rope_factors_ = &model.rope_factors(n_ctx());
     logits.resize(hp.n_vocab);
 }
 
@@ -78,20 +84,34 @@ const float* Session::eval_from(std::span<const int32_t> tokens, int64_t first) 
 
 // One batch of n tokens at positions n_past_.. through the whole model, as in llama2.c's
 // forward() but with a row per token, so every weight matrix is streamed once per batch.
-// Logits of tokens first_logit.. go to out (when not null).
+// Logits of tokens first_logit.. go to out (when not null). The architecture's variants
+// (arch.h) are branches where they apply.
 void Session::forward(const int32_t* tokens, int64_t n, float* out, int64_t first_logit) {
     const Model& m = model_;
     const HParams& hp = m.hp;
+    const Arch& arch = *m.arch;
     const ggml_lite::Kernels& kern = ctx_.kern();
     const int64_t dim = hp.n_embd, q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), n_ff = hp.n_ff;
     const int64_t half_rot = hp.rope_dim / 2;
-    const float* freq_factors = m.rope_freq_factors.empty() ? nullptr : m.rope_freq_factors.data();
+    const float* freq_factors = rope_factors_->empty() ? nullptr : rope_factors_->data();
+    const bool local_rope = !rope_cos_local.empty();
     ctx_.n_threads = n == 1 ? n_threads_ : n_threads_batch_;
 
     for (int64_t t = 0; t < n; t++) {
         ggml_lite::get_row(m.tok_embd, tokens[t], &x[t * dim]);
-        ggml_lite::rope_angles(&rope_cos[t * half_rot], &rope_sin[t * half_rot], n_past_ + t,
-                               hp.rope_dim, hp.rope_theta, freq_factors);
+        if (m.embd_scale != 1.0f) kern.scale(&x[t * dim], m.embd_scale, dim);
+        const int64_t pos = n_past_ + t;
+        ggml_lite::rope_angles(&rope_cos[t * half_rot], &rope_sin[t * half_rot], pos, hp.rope_dim,
+                               hp.rope_theta, freq_factors);
+        if (local_rope) {
+            ggml_lite::rope_angles(&rope_cos_local[t * half_rot], &rope_sin_local[t * half_rot],
+                                   pos, hp.rope_dim, m.rope_theta_local, nullptr);
+        }
+    }
+    if (m.rope_attn_factor != 1.0f) {  // LongRoPE scales the rotation (ggml's mscale)
+        for (std::vector<float>* cs : {&rope_cos, &rope_sin, &rope_cos_local, &rope_sin_local}) {
+            if (!cs->empty()) kern.scale(cs->data(), m.rope_attn_factor, n * half_rot);
+        }
     }
 
     auto add_bias = [n](float* rows, const std::vector<float>& bias) {
@@ -100,37 +120,66 @@ void Session::forward(const int32_t* tokens, int64_t n, float* out, int64_t firs
             for (int64_t i = 0; i < w; i++) rows[t * w + i] += bias[i];
         }
     };
+    // A sublayer's input: xb = rmsnorm(x), or x itself where the architecture has no pre-norm.
+    auto sublayer_input = [&](const std::vector<float>& norm) -> const float* {
+        if (norm.empty()) return x.data();
+        for (int64_t t = 0; t < n; t++) {
+            kern.rmsnorm(&xb[t * dim], &x[t * dim], norm.data(), dim, hp.norm_eps);
+        }
+        return xb.data();
+    };
+    // A sublayer's output (in xb) joins the residual stream: x += residual_scale · xb, xb
+    // first normed where the architecture has post-norms.
+    auto add_to_residual = [&](const std::vector<float>& post_norm) {
+        for (int64_t t = 0; t < n; t++) {
+            float* o = &xb[t * dim];
+            if (!post_norm.empty()) {
+                kern.rmsnorm(&xb2[t * dim], o, post_norm.data(), dim, hp.norm_eps);
+                o = &xb2[t * dim];
+            }
+            if (m.residual_scale != 1.0f) kern.scale(o, m.residual_scale, dim);
+            kern.add(&x[t * dim], o, dim);
+        }
+    };
 
     for (int64_t l = 0; l < hp.n_layer; l++) {
         const Layer& L = m.layers[l];
 
         // Attention: x += wo · attn(rope(wq·xb), rope(wk·xb), wv·xb), xb = rmsnorm(x)
-        for (int64_t t = 0; t < n; t++) {
-            kern.rmsnorm(&xb[t * dim], &x[t * dim], L.attn_norm.data(), dim, hp.norm_eps);
-        }
-        matmul(ctx_, xb.data(), n, {{&L.wq, q.data()}, {&L.wk, k.data()}, {&L.wv, v.data()}});
+        const float* in = sublayer_input(L.attn_norm);
+        matmul(ctx_, in, n, {{&L.wq, q.data()}, {&L.wk, k.data()}, {&L.wv, v.data()}});
         add_bias(q.data(), L.bq);
         add_bias(k.data(), L.bk);
         add_bias(v.data(), L.bv);
-        for (int64_t t = 0; t < n; t++) {
-            const float* c = &rope_cos[t * half_rot];
-            const float* s = &rope_sin[t * half_rot];
-            kern.rope(&q[t * q_dim], hp.n_head, hp.head_dim, hp.rope_dim, c, s);
-            kern.rope(&k[t * kv_dim], hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+        if (!L.q_norm.empty()) norm_qk(L, n);
+        for (int64_t t = 0; L.rope && t < n; t++) {
+            const float* c = &(L.local_rope ? rope_cos_local : rope_cos)[t * half_rot];
+            const float* s = &(L.local_rope ? rope_sin_local : rope_sin)[t * half_rot];
+            if (arch.rope == RopeKind::Neox) {
+                ggml_lite::rope_neox(&q[t * q_dim], hp.n_head, hp.head_dim, hp.rope_dim, c, s);
+                ggml_lite::rope_neox(&k[t * kv_dim], hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+            } else {
+                kern.rope(&q[t * q_dim], hp.n_head, hp.head_dim, hp.rope_dim, c, s);
+                kern.rope(&k[t * kv_dim], hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+            }
         }
         cache_.store(l, n_past_, n, k.data(), v.data());
         attention(l, n);
         matmul(ctx_, L.wo, xq.data(), n, xb.data());
-        for (int64_t t = 0; t < n; t++) kern.add(&x[t * dim], &xb[t * dim], dim);
+        add_to_residual(L.post_attn_norm);
 
-        // Feed-forward (SwiGLU): x += w2 · (silu(w1·xb) ⊙ w3·xb), xb = rmsnorm(x)
+        // Feed-forward (gated): x += w2 · (act(w1·xb) ⊙ w3·xb), xb = rmsnorm(x)
+        in = sublayer_input(L.ffn_norm);
+        matmul(ctx_, in, n, {{&L.w1, hb.data()}, {&L.w3, hb2.data()}});
         for (int64_t t = 0; t < n; t++) {
-            kern.rmsnorm(&xb[t * dim], &x[t * dim], L.ffn_norm.data(), dim, hp.norm_eps);
+            if (arch.act == Activation::GeluTanh) {
+                ggml_lite::gelu_tanh_mul(&hb[t * n_ff], &hb2[t * n_ff], n_ff);
+            } else {
+                kern.silu_mul(&hb[t * n_ff], &hb2[t * n_ff], n_ff);
+            }
         }
-        matmul(ctx_, xb.data(), n, {{&L.w1, hb.data()}, {&L.w3, hb2.data()}});
-        for (int64_t t = 0; t < n; t++) kern.silu_mul(&hb[t * n_ff], &hb2[t * n_ff], n_ff);
         matmul(ctx_, L.w2, hb.data(), n, xb.data());
-        for (int64_t t = 0; t < n; t++) kern.add(&x[t * dim], &xb[t * dim], dim);
+        add_to_residual(L.post_ffn_norm);
     }
     n_past_ += n;
 
@@ -140,6 +189,24 @@ void Session::forward(const int32_t* tokens, int64_t n, float* out, int64_t firs
         kern.rmsnorm(&xb[t * dim], &x[t * dim], m.output_norm.data(), dim, hp.norm_eps);
     }
     matmul(ctx_, m.output, &xb[first_logit * dim], n - first_logit, out);
+    const int64_t n_logits = (n - first_logit) * hp.n_vocab;
+    if (m.logit_scale != 1.0f) kern.scale(out, m.logit_scale, n_logits);
+    if (m.final_softcap > 0.0f) ggml_lite::softcap(out, n_logits, m.final_softcap);
+}
+
+// RMSNorm of the queries and keys before RoPE, with weights as wide as one head (per head:
+// Qwen 3, Gemma 3) or as the whole projection (OLMo 2).
+void Session::norm_qk(const Layer& L, int64_t n) {
+    const HParams& hp = model_.hp;
+    const ggml_lite::Kernels& kern = ctx_.kern();
+    auto norm = [&](std::vector<float>& rows, int64_t width, const std::vector<float>& w) {
+        const int64_t nw = static_cast<int64_t>(w.size());
+        for (int64_t i = 0; i < n * width; i += nw) {
+            kern.rmsnorm(&rows[i], &rows[i], w.data(), nw, hp.norm_eps);
+        }
+    };
+    norm(q, hp.q_dim(), L.q_norm);
+    norm(k, hp.kv_dim(), L.k_norm);
 }
 
 // Causal self-attention of the n new tokens over the cache (grouped-query attention: query
@@ -151,7 +218,11 @@ void Session::attention(int64_t layer, int64_t n) {
     const ggml_lite::Kernels& kern = ctx_.kern();
     const int64_t hd = hp.head_dim, q_dim = hp.q_dim(), group = hp.n_head / hp.n_head_kv;
     const int64_t pos0 = n_past_, n_tasks = n * hp.n_head_kv;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    const Layer& L = model_.layers[layer];
+    const float scale = model_.attn_scale, softcap = model_.attn_softcap;
+    // Sliding windows and soft-capping take the general (scalar) attention.
+    const bool variant = L.sliding || softcap > 0.0f;
+    const int64_t window = L.sliding ? model_.n_swa : pos0 + n;
     const bool f16 = cache_.type() == ggml_lite::Type::F16;
     // Multiply-adds: scores and value sums of every head over (on average) pos0 + n/2 positions.
     const int64_t work = 2 * n * hp.n_head * hd * (pos0 + n / 2 + 1);
@@ -162,14 +233,25 @@ void Session::attention(int64_t layer, int64_t n) {
         const int64_t t = i / hp.n_head_kv, g = i % hp.n_head_kv;
         const int64_t off = t * q_dim + g * group * hd, n_pos = pos0 + t + 1;
         float* scores = &att[static_cast<size_t>(omp_get_thread_num() * att_stride_)];
+        const int64_t first = std::max<int64_t>(0, n_pos - window);
         if (f16) {
             const auto* kc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.k(layer, g));
             const auto* vc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.v(layer, g));
-            kern.attend_f16(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
+            if (variant) {
+                ggml_lite::attend_window(&q[off], group, hd, kc, vc, first, n_pos, scale, softcap,
+                                         scores, &xq[off]);
+            } else {
+                kern.attend_f16(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
+            }
         } else {
             const auto* kc = reinterpret_cast<const float*>(cache_.k(layer, g));
             const auto* vc = reinterpret_cast<const float*>(cache_.v(layer, g));
-            kern.attend_f32(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
+            if (variant) {
+                ggml_lite::attend_window(&q[off], group, hd, kc, vc, first, n_pos, scale, softcap,
+                                         scores, &xq[off]);
+            } else {
+                kern.attend_f32(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
+            }
         }
     }
 }
