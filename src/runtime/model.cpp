@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <optional>
 #include <map>
+#include <optional>
 
 #include "src/base/error.h"
 #include "src/io/file_type.h"
