@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "fixtures/arch_models.h"
 #include "fixtures/stories.h"
 #include "run_lila.h"
 #include "src/io/gguf.h"
@@ -59,6 +60,23 @@ TEST(TextCli, OutOfRangeSpecialIdIsAWarning) {
                          ": tokenizer.ggml.padding_token_id: token id 4294967295 is out of range"),
               std::string::npos)
         << r.err;
+}
+
+// Every architecture's file is named by `lila info`, generates and scores text.
+TEST(TextCli, EveryArchitectureRunsEveryJob) {
+    const std::string text = test::shared_path("data/tinystories/tinystories_val.txt");
+    for (const ModelPreset& p : test::tiny_arch_presets()) {
+        SCOPED_TRACE(p.name);
+        const std::string model = test::tiny_arch_model(p.name);
+        test::LilaResult r = run_lila({"info", model});
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_NE(r.out.find(std::string("arch:        ") + p.arch + "\n"), std::string::npos);
+        r = run_lila({"generate", "-m", model, "-p", "Once", "-n", "8", "--temp", "0"});
+        EXPECT_EQ(r.status, 0) << r.err;
+        r = run_lila({"perplexity", "-m", model, "-f", text, "-c", "64", "--chunks", "1"});
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_NE(r.out.find("Final estimate: PPL = "), std::string::npos) << r.out;
+    }
 }
 
 }  // namespace
