@@ -371,8 +371,7 @@ void write_random_model(const ModelPreset& p, const std::string& out, const Conv
         });
     };
 
-    const float out_std = random.confident ? 10.0f / std::sqrt(float(n_embd)) : 0.02f;
-    add("token_embd.weight", hp.n_vocab, n_embd, p.tied ? out_std : 0.02f);
+    add("token_embd.weight", hp.n_vocab, n_embd);
     const int64_t q_norm = arch->qk_norm == QKNorm::PerHead ? hp.head_dim : q_dim;
     const int64_t k_norm = arch->qk_norm == QKNorm::PerHead ? hp.head_dim : kv_dim;
     for (int64_t l = 0; l < p.n_layer; l++) {
@@ -406,8 +405,11 @@ void write_random_model(const ModelPreset& p, const std::string& out, const Conv
         add(b + "ffn_down.weight", n_embd, n_ff);
         if (arch->post_norms) add(b + "post_ffw_norm.weight", 1, n_embd);
     }
-    add("output_norm.weight", 1, n_embd);
-    if (!p.tied) add("output.weight", hp.n_vocab, n_embd, out_std);
+    // Confident: the final norm's weights make logits spread by about 10 (0.02 · sqrt(n_embd)
+    // without), whether or not the LM head is the embedding table.
+    add("output_norm.weight", 1, n_embd, 0.02f,
+        random.confident ? 10.0f / (0.02f * std::sqrt(float(n_embd))) : 1.0f);
+    if (!p.tied) add("output.weight", hp.n_vocab, n_embd);
     if (p.n_ctx_orig > 0) {
         // Divisors of the RoPE frequencies rising from 1, more steeply for long contexts.
         const int64_t n = hp.rope_dim / 2;

@@ -37,10 +37,11 @@ const ModelPreset& model_preset(const std::string& name);
 
 struct RandomModelOptions {
     uint64_t seed = 1;
-    // The output matrix (the embedding table when tied) with standard deviation
-    // 10 / sqrt(n_embd) rather than 0.02: logits spread by about 10, so greedy choices have
-    // wide margins and a block computed wrongly changes the tokens, where near-uniform
-    // predictions would hide it.
+    // The final norm's weights 10 / (0.02 sqrt(n_embd)) rather than 1: logits spread by
+    // about 10 rather than 0.02 sqrt(n_embd), so greedy choices have wide margins and a block
+    // computed wrongly changes the tokens, where near-uniform predictions would hide it. (A
+    // larger LM head would do the same, but when it is the embedding table the input token
+    // would then drown what the blocks add.)
     bool confident = false;
     // The vocabulary: a tokenizer.json (or the directory holding it) or a GGUF model's;
     // empty: a synthetic SentencePiece-style one. Padded with unused tokens to the preset's

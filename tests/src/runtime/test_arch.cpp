@@ -25,6 +25,8 @@ using nlohmann::json;
 // The token ids every test feeds: 12 positions, past every sliding window of the presets.
 const std::vector<int32_t> kTokens = {1, 17, 300, 45, 45, 2, 99, 250, 383, 7, 128, 64};
 
+constexpr float kLogitTolerance = 3e-3f;
+
 SessionParams params(Type kv, int threads = 1, int64_t n_ctx = 0) {
     SessionParams p;
     p.n_threads = threads;
@@ -45,6 +47,41 @@ TEST_P(Arch, LoadsAndNamesItsArchitecture) {
     auto m = Model::load(test::tiny_arch_model(GetParam()));
     EXPECT_EQ(std::string(m->arch->name), GetParam());
     EXPECT_EQ(static_cast<int64_t>(m->layers.size()), m->hp.n_layer);
+}
+
+// The logits of the test sequence against those ik_llama.cpp computed on the same file, with
+// an F16 cache (ik_llama.cpp takes F32 only with flash attention); llama.cpp's for OLMo 2,
+// which ik_llama.cpp lacks, and Granite, whose residual scale ik_llama.cpp applies to the
+// whole residual stream. tests/data/arch/ARCH.json holds the top 5 ids at every position and
+// the logits of every 12th id (made as docs/architectures.md says). Logits reach +-70; the
+// runtimes' float sums in different orders (and GELU's and tanh's approximations) differ by
+// up to 1.2e-3 (docs/architectures.md).
+void expect_reference_logits(const std::string& model, const std::string& reference,
+                             int64_t n_ctx = 256) {
+    const json ref = json::parse(test::read_file("tests/data/arch/" + reference + ".json"));
+    ASSERT_EQ(ref["token_ids"].get<std::vector<int32_t>>(), kTokens);
+    auto m = Model::load(model);
+    Session s(*m, params(Type::F16, 1, n_ctx));
+    const int64_t nv = m->hp.n_vocab;
+    const float* logits = s.eval(kTokens, true);
+    const auto sampled = ref["sampled_ids"].get<std::vector<int32_t>>();
+    for (size_t t = 0; t < kTokens.size(); t++) {
+        const float* l = logits + t * nv;
+        std::vector<int32_t> top(nv);
+        for (int32_t i = 0; i < nv; i++) top[i] = i;
+        std::partial_sort(top.begin(), top.begin() + 5, top.end(),
+                          [&](int32_t a, int32_t b) { return l[a] > l[b]; });
+        top.resize(5);
+        EXPECT_EQ(top, ref["top5"][t].get<std::vector<int32_t>>()) << "position " << t;
+        for (size_t j = 0; j < sampled.size(); j++) {
+            EXPECT_NEAR(l[sampled[j]], ref["logits"][t][j].get<float>(), kLogitTolerance)
+                << "position " << t << " id " << sampled[j];
+        }
+    }
+}
+
+TEST_P(Arch, MatchesLlamaCpp) {
+    expect_reference_logits(test::tiny_arch_model(GetParam()), GetParam());
 }
 
 // A batch of N tokens gives the logits of N single-token steps, and of a half batch followed
@@ -157,6 +194,28 @@ TEST(ArchFiles, RejectsWhatItWouldComputeWrongly) {
     const std::string path = dir.path("granite.gguf");
     w.write(path);
     expect_load_error(path, "missing metadata key granite.residual_scale");
+}
+
+// Phi-3's LongRoPE: the long factors past the original context (ik_llama.cpp's logits, as
+// above, for a full-width RoPE: its phi3 takes factors only for that), the short ones within.
+TEST(ArchFiles, LongRopeFactorsAreChosenByContext) {
+    test::TempDir dir;
+    ModelPreset p = test::tiny_arch_presets()[5];
+    ASSERT_STREQ(p.arch, "phi3");
+    p.rope_dim = 0;
+    p.n_ctx_orig = 128;
+    ConvertOptions opts;
+    opts.type = Type::F32;
+    opts.name = "tiny model";
+    RandomModelOptions r;
+    r.confident = true;
+    const std::string path = dir.path("phi3-longrope.gguf");
+    write_random_model(p, path, opts, r);
+    expect_reference_logits(path, "phi3-longrope", 256);
+    auto m = Model::load(path);
+    EXPECT_EQ(&m->rope_factors(256), &m->rope_factors_long);
+    EXPECT_EQ(&m->rope_factors(128), &m->rope_factors_short);
+    EXPECT_NEAR(m->rope_attn_factor, std::sqrt(1 + std::log(8.0) / std::log(128.0)), 1e-6);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Arch, ::testing::ValuesIn(arch_names()),
