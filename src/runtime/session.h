@@ -70,6 +70,7 @@ public:
 private:
     void forward(const BatchToken* batch, int64_t n, float* logits);
     void attention(const BatchToken* batch, int64_t layer, int64_t n);
+    void norm_qk(const Layer& L, int64_t n);
 
     const Model& model_;
     int64_t n_batch_;
@@ -84,13 +85,16 @@ private:
     std::vector<int64_t> pos;    // position of each token in its sequence [n_batch]
     std::vector<float> x;        // residual stream      [n_batch][n_embd]
     std::vector<float> xb;       // normed / sublayer out [n_batch][n_embd]
+    std::vector<float> xb2;      // post-normed out      [n_batch][n_embd] (post-norm archs)
     std::vector<float> q;        // queries              [n_batch][q_dim]
     std::vector<float> k, v;     // new keys, values     [n_batch][kv_dim]
     std::vector<float> xq;       // attention output     [n_batch][q_dim]
     std::vector<float> hb, hb2;  // FFN hidden           [n_batch][n_ff]
     std::vector<float> att;      // scores, per thread   [threads][n_head / n_head_kv][n_ctx]
     int64_t att_stride_;         // floats of att per thread
-    std::vector<float> rope_cos, rope_sin;  //          [n_batch][rope_dim/2]
+    std::vector<float> rope_cos, rope_sin;              //          [n_batch][rope_dim/2]
+    std::vector<float> rope_cos_local, rope_sin_local;  // of layers with local_rope (Gemma 3)
+    const std::vector<float>* rope_factors_;            // for this context (Model::rope_factors)
     std::vector<float> logits;
 };
 

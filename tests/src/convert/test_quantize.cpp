@@ -127,7 +127,7 @@ protected:
         hp.n_ff = kFf, hp.n_ctx_train = 64;
         hp.head_dim = hp.rope_dim = kEmbd / kHeads;
         GGUFWriter w;
-        set_llama_metadata(w, hp, "k-quant test", type);
+        set_model_metadata(w, "llama", hp, "k-quant test", type);
         vocab.to_gguf(w);
         ConvertOptions opts;
         opts.type = type;
