@@ -184,6 +184,27 @@ float dot_q5_K(int64_t n, const void* w, const void* x) {
     return sum;
 }
 
+// IQ4_XS: per super-block, d sum_ib sc_ib sum(kvalues[q] x), one exact integer sum.
+float dot_iq4_xs(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_iq4_xs*>(w);
+    const auto* b = static_cast<const block_q8_K*>(x);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        int32_t isum = 0;
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const uint8_t* qs = a[i].qs + 16 * ib;
+            const int8_t* q8 = b[i].qs + 32 * ib;
+            int32_t dot = 0;
+            for (int j = 0; j < 16; j++) {
+                dot += kvalues_iq4nl[qs[j] & 0x0f] * q8[j] + kvalues_iq4nl[qs[j] >> 4] * q8[j + 16];
+            }
+            isum += iq4_xs_scale(a[i], ib) * dot;
+        }
+        sum += fp16_to_fp32(a[i].d) * b[i].d * static_cast<float>(isum);
+    }
+    return sum;
+}
+
 // Q6_K: per super-block, d sum_k sc_k sum((q - 32) x), one exact integer sum.
 float dot_q6_K(int64_t n, const void* w, const void* x) {
     const auto* a = static_cast<const block_q6_K*>(w);
@@ -451,6 +472,7 @@ const Kernels& kernels_scalar() {
             {Type::Q4_K, {dot_q4_K, nullptr, gemm_tile<dot_q4_K>}},
             {Type::Q5_K, {dot_q5_K, nullptr, gemm_tile<dot_q5_K>}},
             {Type::Q6_K, {dot_q6_K, nullptr, gemm_tile<dot_q6_K>}},
+            {Type::IQ4_XS, {dot_iq4_xs, nullptr, gemm_tile<dot_iq4_xs>}},
             {Type::Q8_K, {nullptr, from_float(Type::Q8_K), nullptr}},
         };
         const PackedOverride packed[] = {

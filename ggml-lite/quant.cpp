@@ -656,44 +656,51 @@ void nl_sums(const float* x, float id, float* sumqx, float* sumq2) {
     }
 }
 
+// The scale of a 32-value block (0 for an all-zero one): first the scale that puts the value of
+// largest magnitude at magnitude 127, then 15 spacings around it, each with its weighted
+// least-squares scale (ggml's quantize_row_iq4_nl_impl with ntry 7, per block).
+float nl_block_scale(const float* x) {
+    constexpr int ntry = 7;
+    float amax = 0, max = 0;
+    for (int j = 0; j < 32; j++) {
+        const float ax = std::fabs(x[j]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[j];
+        }
+    }
+    if (amax < kGroupMaxEps) return 0;
+    float sumqx, sumq2;
+    nl_sums(x, 1 / (-max / kvalues_iq4nl[0]), &sumqx, &sumq2);
+    float d = sumqx / sumq2;
+    float best = d * sumqx;
+    for (int itry = -ntry; itry <= ntry; itry++) {
+        nl_sums(x, (itry + kvalues_iq4nl[0]) / max, &sumqx, &sumq2);
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            d = sumqx / sumq2;
+            best = d * sumqx;
+        }
+    }
+    return d;
+}
+
+// Levels of 32 values against the float scale d (not its fp16, as ggml), packed as Q4_0's.
+void nl_levels(const float* x, float d, uint8_t* qs) {
+    const float id = d ? 1 / d : 0;
+    for (int j = 0; j < 16; j++) {
+        qs[j] = static_cast<uint8_t>(nearest_nl_level(id * x[j]) |
+                                     (nearest_nl_level(id * x[j + 16]) << 4));
+    }
+}
+
 }  // namespace
 
 void quantize_row_iq4_nl(const float* x, block_iq4_nl* y, int64_t n) {
-    constexpr int ntry = 7;
-    uint8_t L[QK4_NL];
+    // An all-zero block keeps d = 0 and the levels nearest 0, as ggml writes it.
     for (int64_t b = 0; b < n / QK4_NL; b++, x += QK4_NL) {
-        float amax = 0, max = 0;
-        for (int j = 0; j < QK4_NL; j++) {
-            const float ax = std::fabs(x[j]);
-            if (ax > amax) {
-                amax = ax;
-                max = x[j];
-            }
-        }
-        // First the scale that puts the value of largest magnitude at magnitude 127, then 15
-        // spacings around it, each with its weighted least-squares scale. An all-zero block
-        // keeps d = 0 (and the levels nearest 0, as ggml writes them).
-        float d = 0;
-        if (amax >= kGroupMaxEps) {
-            float sumqx, sumq2;
-            nl_sums(x, 1 / (-max / kvalues_iq4nl[0]), &sumqx, &sumq2);
-            d = sumqx / sumq2;
-            float best = d * sumqx;
-            for (int itry = -ntry; itry <= ntry; itry++) {
-                nl_sums(x, (itry + kvalues_iq4nl[0]) / max, &sumqx, &sumq2);
-                if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-                    d = sumqx / sumq2;
-                    best = d * sumqx;
-                }
-            }
-        }
+        const float d = nl_block_scale(x);
         y[b].d = fp32_to_fp16(d);
-        // Levels against the float scale chosen (not its fp16), as ggml.
-        const float id = d ? 1 / d : 0;
-        for (int j = 0; j < QK4_NL; j++) L[j] = static_cast<uint8_t>(nearest_nl_level(id * x[j]));
-        for (int j = 0; j < QK4_NL / 2; j++) {
-            y[b].qs[j] = static_cast<uint8_t>(L[j] | (L[j + QK4_NL / 2] << 4));
-        }
+        nl_levels(x, d, y[b].qs);
     }
 }
 
@@ -703,6 +710,58 @@ void dequantize_row_iq4_nl(const block_iq4_nl* x, float* y, int64_t n) {
         for (int j = 0; j < QK4_NL / 2; j++) {
             y[j] = d * kvalues_iq4nl[x[b].qs[j] & 0x0f];
             y[j + QK4_NL / 2] = d * kvalues_iq4nl[x[b].qs[j] >> 4];
+        }
+    }
+}
+
+void quantize_row_iq4_xs(const float* x, block_iq4_xs* y, int64_t n) {
+    float scales[QK_K / 32];
+    for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        // Each 32-value block's scale as IQ4_NL's, then all in 6 signed bits against the one of
+        // largest magnitude, which maps to -32 (d = -0 for an all-zero super-block, as ggml).
+        float max_scale = 0, amax_scale = 0;
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            scales[ib] = nl_block_scale(x + 32 * ib);
+            if (std::fabs(scales[ib]) > amax_scale) {
+                amax_scale = std::fabs(scales[ib]);
+                max_scale = scales[ib];
+            }
+        }
+        const float d = -max_scale / 32;
+        y[b].d = fp32_to_fp16(d);
+        const float id = d ? 1 / d : 0;
+        y[b].scales_h = 0;
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const int l = std::max(-32, std::min(31, nearest_int(id * scales[ib])));
+            // Levels against the block's scale as stored, with the float d.
+            nl_levels(x + 32 * ib, d * l, y[b].qs + 16 * ib);
+            const int u = l + 32;
+            if (ib % 2 == 0) {
+                y[b].scales_l[ib / 2] = static_cast<uint8_t>(u & 0x0f);
+            } else {
+                y[b].scales_l[ib / 2] |= static_cast<uint8_t>((u & 0x0f) << 4);
+            }
+            y[b].scales_h |= static_cast<uint16_t>((u >> 4) << (2 * ib));
+        }
+    }
+}
+
+int iq4_xs_scale(const block_iq4_xs& x, int ib) {
+    return (((x.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0f) |
+            (((x.scales_h >> (2 * ib)) & 3) << 4)) -
+           32;
+}
+
+void dequantize_row_iq4_xs(const block_iq4_xs* x, float* y, int64_t n) {
+    for (int64_t b = 0; b < n / QK_K; b++) {
+        const float d = fp16_to_fp32(x[b].d);
+        for (int ib = 0; ib < QK_K / 32; ib++, y += 32) {
+            const float dl = d * iq4_xs_scale(x[b], ib);
+            const uint8_t* qs = x[b].qs + 16 * ib;
+            for (int j = 0; j < 16; j++) {
+                y[j] = dl * kvalues_iq4nl[qs[j] & 0x0f];
+                y[j + 16] = dl * kvalues_iq4nl[qs[j] >> 4];
+            }
         }
     }
 }

@@ -94,6 +94,16 @@ struct block_q5_K {
 };
 static_assert(sizeof(block_q5_K) == 176);
 
+// 4.25 bits per value: IQ4_NL's levels in 8 blocks of 32, each with a 6-bit signed scale;
+// value = d * (sc - 32) * kvalues_iq4nl[q], q packed per 32-value block as block_iq4_nl's.
+struct block_iq4_xs {
+    fp16_t d;
+    uint16_t scales_h;            // bits 2i, 2i + 1: the top 2 bits of block i's sc
+    uint8_t scales_l[QK_K / 64];  // byte i / 2, nibble i % 2: the low 4 bits of block i's sc
+    uint8_t qs[QK_K / 2];
+};
+static_assert(sizeof(block_iq4_xs) == 136);
+
 // 6.5625 bits per value: 16 sub-blocks of 16 values, each with an 8-bit signed scale sc;
 // value = d * sc * (q - 32), q in [0, 63]. Each half h of 128 values has 64 bytes of ql and 32 of
 // qh: ql byte j holds the low 4 bits of value 128h + j (low nibble) and 128h + 64 + j (high
@@ -145,6 +155,12 @@ void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n);
 void dequantize_row_q5_K(const block_q5_K* x, float* y, int64_t n);
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n);
 void dequantize_row_q6_K(const block_q6_K* x, float* y, int64_t n);
+// IQ4_XS as llama-quantize writes it without an importance matrix (ggml's quantize_iq4_xs, which
+// quantize_row_iq4_xs_ref calls too).
+void quantize_row_iq4_xs(const float* x, block_iq4_xs* y, int64_t n);
+void dequantize_row_iq4_xs(const block_iq4_xs* x, float* y, int64_t n);
+// Block ib's (< 8) signed scale, in [-32, 31].
+int iq4_xs_scale(const block_iq4_xs& x, int ib);
 void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n);
 void dequantize_row_q8_K(const block_q8_K* x, float* y, int64_t n);
 

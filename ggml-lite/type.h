@@ -27,6 +27,7 @@ enum class Type : uint32_t {
     Q6_K = 14,
     Q8_K = 15,  // activations for the k-quants only: no file stores it (type_from_id rejects it)
     IQ4_NL = 20,
+    IQ4_XS = 23,
     BF16 = 30,
 };
 
@@ -48,7 +49,7 @@ struct TypeTraits {
 
 // The number of rows of the type table: the size of per-type arrays (kernels.h). type.cpp
 // checks it against the table at compile time.
-constexpr int kTypeCount = 14;
+constexpr int kTypeCount = 15;
 
 // t's row. Throws std::invalid_argument for a value that is not a type of the table (a cast
 // from an unchecked integer; type_from_id() guards files).

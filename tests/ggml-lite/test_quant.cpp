@@ -381,10 +381,10 @@ TEST(KQuants, GgmlBytes) {
 
 // The same for the other types, from ggml-quants.c of llama.cpp (ggml/src at the checkout the
 // issue #15 work used) compiled on its own with -ffp-contract=off and called on golden_row:
-// quantize_row_{q4_1,q5_0,q5_1,q8_1,q5_K}_ref and quantize_iq4_nl(x, y, 1, n, NULL), which is
-// what llama-quantize calls without an importance matrix. That harness gave Q4_K's hash above
-// too. (Compared block by block on 16,000 blocks of five distributions: no difference, and
-// dequantize_row_* gave the same floats.)
+// quantize_row_{q4_1,q5_0,q5_1,q8_1,q5_K}_ref, and quantize_iq4_nl / quantize_iq4_xs
+// (x, y, 1, n, NULL), which is what llama-quantize calls without an importance matrix. That harness
+// gave Q4_K's hash above too. (Compared block by block on 16,000 32-blocks / 2,000 super-blocks of
+// five distributions: no difference, and dequantize_row_* gave the same floats.)
 template <class Block>
 uint64_t hash_of(void (*quantize)(const float*, Block*, int64_t), int64_t block_values) {
     const int64_t n = 16 * QK_K;
@@ -401,6 +401,18 @@ TEST(Quants, GgmlBytes) {
     EXPECT_EQ(hash_of(quantize_row_q8_1_ref, QK8_1), 0xce099ba3b8afdb20ull);
     EXPECT_EQ(hash_of(quantize_row_q5_K_ref, QK_K), 0x66f267e3d7eb9070ull);
     EXPECT_EQ(hash_of(quantize_row_iq4_nl, QK4_NL), 0x71c73280a94425c6ull);
+    EXPECT_EQ(hash_of(quantize_row_iq4_xs, QK_K), 0x79a814462055cafdull);
+}
+
+// ggml writes an all-zero IQ4_XS super-block with d = -0 (-max_scale / 32), scales 0 (stored
+// 32) and the levels nearest 0.
+TEST(IQ4_XS, ZeroBlock) {
+    const float x[QK_K] = {};
+    block_iq4_xs q;
+    quantize_row_iq4_xs(x, &q, QK_K);
+    EXPECT_EQ(q.d, 0x8000);
+    for (int ib = 0; ib < QK_K / 32; ib++) EXPECT_EQ(iq4_xs_scale(q, ib), 0);
+    for (uint8_t b : q.qs) EXPECT_EQ(b, 0x88);
 }
 
 // ggml writes an all-zero IQ4_NL block as d = 0 with every level the one nearest 0 (index 8).
@@ -569,16 +581,17 @@ TEST(KQuants, GaussianRmsError) {
     const double q4_k = rms_error(Type::Q4_K, x), q6_k = rms_error(Type::Q6_K, x);
     const double q5_k = rms_error(Type::Q5_K, x), q5_0 = rms_error(Type::Q5_0, x);
     const double q4_1 = rms_error(Type::Q4_1, x), q5_1 = rms_error(Type::Q5_1, x);
-    const double iq4_nl = rms_error(Type::IQ4_NL, x);
+    const double iq4_nl = rms_error(Type::IQ4_NL, x), iq4_xs = rms_error(Type::IQ4_XS, x);
     std::printf(
         "rms error: q8_0 %.5f q6_k %.5f q5_k %.5f q5_1 %.5f q5_0 %.5f q4_k %.5f "
-        "iq4_nl %.5f q4_1 %.5f q4_0 %.5f\n",
-        q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, iq4_nl, q4_1, q4_0);
+        "iq4_nl %.5f iq4_xs %.5f q4_1 %.5f q4_0 %.5f\n",
+        q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, iq4_nl, iq4_xs, q4_1, q4_0);
     // One bit more halves the error, roughly; the non-linear table beats the even grid.
     EXPECT_LT(q5_k, 0.6 * q4_k);
     EXPECT_LT(q5_0, 0.6 * q4_0);
     EXPECT_LT(q5_1, 0.6 * q4_1);
     EXPECT_LT(iq4_nl, q4_0);
+    EXPECT_LT(iq4_xs, q4_0);  // fewer bits than Q4_0, the table and the sub-block scales
     EXPECT_NEAR(q4_k, 0.0714, 0.003);
     EXPECT_NEAR(q6_k, 0.0177, 0.001);
     EXPECT_LT(q4_k, 0.87 * q4_0);

@@ -26,6 +26,7 @@ TEST(Types, GgmlIdsAndLayouts) {
     EXPECT_EQ(static_cast<uint32_t>(Type::Q6_K), 14u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q8_K), 15u);
     EXPECT_EQ(static_cast<uint32_t>(Type::IQ4_NL), 20u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ4_XS), 23u);
     EXPECT_EQ(static_cast<uint32_t>(Type::BF16), 30u);
     EXPECT_EQ(row_size(Type::F32, 64), 256u);
     EXPECT_EQ(row_size(Type::F16, 64), 128u);
@@ -38,8 +39,9 @@ TEST(Types, GgmlIdsAndLayouts) {
     EXPECT_EQ(row_size(Type::Q8_1, 64), 72u);
     EXPECT_EQ(row_size(Type::IQ4_NL, 64), 36u);  // 4.5
     EXPECT_EQ(row_size(Type::Q4_K, 512), 288u);  // 4.5 bits per value
-    EXPECT_EQ(row_size(Type::Q5_K, 512), 352u);  // 5.5
-    EXPECT_EQ(row_size(Type::Q6_K, 512), 420u);  // 6.5625
+    EXPECT_EQ(row_size(Type::Q5_K, 512), 352u);
+    EXPECT_EQ(row_size(Type::IQ4_XS, 512), 272u);  // 4.25  // 5.5
+    EXPECT_EQ(row_size(Type::Q6_K, 512), 420u);    // 6.5625
     EXPECT_EQ(row_size(Type::Q8_K, 512), 584u);
     EXPECT_EQ(block_size(Type::Q4_0), 32);
     EXPECT_EQ(block_size(Type::Q4_K), 256);
@@ -59,6 +61,7 @@ TEST(Types, ActivationTypes) {
     EXPECT_EQ(traits(Type::Q5_K).vec_dot_type, Type::Q8_K);
     EXPECT_EQ(traits(Type::Q5_0).vec_dot_type, Type::Q8_0);
     EXPECT_EQ(traits(Type::IQ4_NL).vec_dot_type, Type::Q8_0);
+    EXPECT_EQ(traits(Type::IQ4_XS).vec_dot_type, Type::Q8_K);
     EXPECT_EQ(traits(Type::Q4_1).vec_dot_type, Type::Q8_1);
     EXPECT_EQ(traits(Type::Q5_1).vec_dot_type, Type::Q8_1);
     // Every activation type has a converter in every table; others have none. Every tensor
