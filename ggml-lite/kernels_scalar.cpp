@@ -63,6 +63,73 @@ float dot_q4_0(int64_t n, const void* w, const void* x) {
     return sum;
 }
 
+// Q5_0 and Q5_1 levels: the low nibble of byte j % 16 (j < 16) or its high nibble, and the fifth
+// bit from qh.
+int five_bit_level(const uint8_t* qs, const uint8_t* qh, int j) {
+    const int lo = j < 16 ? qs[j] & 0x0f : qs[j - 16] >> 4;
+    return lo | (((qh[j / 8] >> (j % 8)) & 1) << 4);
+}
+
+// Q4_1: d_w d_x sum(q x) + m_w s_x per block, s_x = d_x sum(x) from Q8_1.
+float dot_q4_1(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_q4_1*>(w);
+    const auto* b = static_cast<const block_q8_1*>(x);
+    constexpr int half = QK4_1 / 2;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK4_1; i++) {
+        int32_t isum = 0;
+        for (int j = 0; j < half; j++) {
+            isum += (a[i].qs[j] & 0x0f) * b[i].qs[j] + (a[i].qs[j] >> 4) * b[i].qs[j + half];
+        }
+        sum += static_cast<float>(isum) * (fp16_to_fp32(a[i].d) * fp16_to_fp32(b[i].d)) +
+               fp16_to_fp32(a[i].m) * fp16_to_fp32(b[i].s);
+    }
+    return sum;
+}
+
+float dot_q5_0(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_q5_0*>(w);
+    const auto* b = static_cast<const block_q8_0*>(x);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK5_0; i++) {
+        int32_t isum = 0;
+        for (int j = 0; j < QK5_0; j++)
+            isum += (five_bit_level(a[i].qs, a[i].qh, j) - 16) * b[i].qs[j];
+        sum += static_cast<float>(isum) * (fp16_to_fp32(a[i].d) * fp16_to_fp32(b[i].d));
+    }
+    return sum;
+}
+
+float dot_q5_1(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_q5_1*>(w);
+    const auto* b = static_cast<const block_q8_1*>(x);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK5_1; i++) {
+        int32_t isum = 0;
+        for (int j = 0; j < QK5_1; j++) isum += five_bit_level(a[i].qs, a[i].qh, j) * b[i].qs[j];
+        sum += static_cast<float>(isum) * (fp16_to_fp32(a[i].d) * fp16_to_fp32(b[i].d)) +
+               fp16_to_fp32(a[i].m) * fp16_to_fp32(b[i].s);
+    }
+    return sum;
+}
+
+// IQ4_NL: the levels are table values (at most 127 in magnitude), so the sum is still exact.
+float dot_iq4_nl(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_iq4_nl*>(w);
+    const auto* b = static_cast<const block_q8_0*>(x);
+    constexpr int half = QK4_NL / 2;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK4_NL; i++) {
+        int32_t isum = 0;
+        for (int j = 0; j < half; j++) {
+            isum += kvalues_iq4nl[a[i].qs[j] & 0x0f] * b[i].qs[j] +
+                    kvalues_iq4nl[a[i].qs[j] >> 4] * b[i].qs[j + half];
+        }
+        sum += static_cast<float>(isum) * (fp16_to_fp32(a[i].d) * fp16_to_fp32(b[i].d));
+    }
+    return sum;
+}
+
 // Q4_K: per super-block, sum_j d sc_j sum(q x) - dmin m_j sum(x), the x sums being Q8_K's bsums.
 // Both parts are exact integer sums; only the scales are float.
 float dot_q4_K(int64_t n, const void* w, const void* x) {
@@ -85,6 +152,55 @@ float dot_q4_K(int64_t n, const void* w, const void* x) {
         const float d = fp16_to_fp32(a[i].d) * b[i].d;
         const float dmin = fp16_to_fp32(a[i].dmin) * b[i].d;
         sum += d * static_cast<float>(isum) - dmin * static_cast<float>(imin);
+    }
+    return sum;
+}
+
+// Q5_K: Q4_K with the fifth bit of value 32j + l in bit j of qh byte l.
+float dot_q5_K(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_q5_K*>(w);
+    const auto* b = static_cast<const block_q8_K*>(x);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        int32_t isum = 0;
+        int32_t imin = 0;
+        for (int j = 0; j < QK_K / 32; j++) {
+            uint8_t sc, m;
+            get_scale_min_k4(j, a[i].scales, &sc, &m);
+            const uint8_t* q = a[i].qs + 32 * (j / 2);
+            const int shift = 4 * (j % 2);
+            int32_t dot = 0;
+            for (int l = 0; l < 32; l++) {
+                const int level = ((q[l] >> shift) & 0x0f) | (((a[i].qh[l] >> j) & 1) << 4);
+                dot += level * b[i].qs[32 * j + l];
+            }
+            isum += sc * dot;
+            imin += m * (b[i].bsums[2 * j] + b[i].bsums[2 * j + 1]);
+        }
+        const float d = fp16_to_fp32(a[i].d) * b[i].d;
+        const float dmin = fp16_to_fp32(a[i].dmin) * b[i].d;
+        sum += d * static_cast<float>(isum) - dmin * static_cast<float>(imin);
+    }
+    return sum;
+}
+
+// IQ4_XS: per super-block, d sum_ib sc_ib sum(kvalues[q] x), one exact integer sum.
+float dot_iq4_xs(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const block_iq4_xs*>(w);
+    const auto* b = static_cast<const block_q8_K*>(x);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        int32_t isum = 0;
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const uint8_t* qs = a[i].qs + 16 * ib;
+            const int8_t* q8 = b[i].qs + 32 * ib;
+            int32_t dot = 0;
+            for (int j = 0; j < 16; j++) {
+                dot += kvalues_iq4nl[qs[j] & 0x0f] * q8[j] + kvalues_iq4nl[qs[j] >> 4] * q8[j + 16];
+            }
+            isum += iq4_xs_scale(a[i], ib) * dot;
+        }
+        sum += fp16_to_fp32(a[i].d) * b[i].d * static_cast<float>(isum);
     }
     return sum;
 }
@@ -348,8 +464,15 @@ const Kernels& kernels_scalar() {
             {Type::BF16, {dot_bf16, nullptr, gemm_tile<dot_bf16>}},
             {Type::Q8_0, {dot_q8_0, from_float(Type::Q8_0), gemm_tile<dot_q8_0>}},
             {Type::Q4_0, {dot_q4_0, nullptr, gemm_tile<dot_q4_0>}},
+            {Type::Q4_1, {dot_q4_1, nullptr, gemm_tile<dot_q4_1>}},
+            {Type::Q5_0, {dot_q5_0, nullptr, gemm_tile<dot_q5_0>}},
+            {Type::Q5_1, {dot_q5_1, nullptr, gemm_tile<dot_q5_1>}},
+            {Type::IQ4_NL, {dot_iq4_nl, nullptr, gemm_tile<dot_iq4_nl>}},
+            {Type::Q8_1, {nullptr, from_float(Type::Q8_1), nullptr}},
             {Type::Q4_K, {dot_q4_K, nullptr, gemm_tile<dot_q4_K>}},
+            {Type::Q5_K, {dot_q5_K, nullptr, gemm_tile<dot_q5_K>}},
             {Type::Q6_K, {dot_q6_K, nullptr, gemm_tile<dot_q6_K>}},
+            {Type::IQ4_XS, {dot_iq4_xs, nullptr, gemm_tile<dot_iq4_xs>}},
             {Type::Q8_K, {nullptr, from_float(Type::Q8_K), nullptr}},
         };
         const PackedOverride packed[] = {

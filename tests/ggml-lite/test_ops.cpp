@@ -62,7 +62,20 @@ TEST(Matmul, MatchesDoubleReference) {
                         // Float accumulation: at least 4 lanes of at most cols/4 sequential
                         // additions each, plus a final reduction and the scale products
                         // (< 64 roundings), every rounding at most FLT_EPSILON relative.
-                        const double tol = (s.cols / 4.0 + 64) * FLT_EPSILON * mag + 1e-30;
+                        double tol = (s.cols / 4.0 + 64) * FLT_EPSILON * mag + 1e-30;
+                        // Q8_1's s = d sum(q) is stored in fp16 (2^-11 relative) and the
+                        // weights' min multiplies it; each block's min is one of its values
+                        // (the smallest decodes to level 0), so at most its largest |w|.
+                        if (traits(type).vec_dot_type == Type::Q8_1) {
+                            for (int64_t b = 0; b < s.cols; b += 32) {
+                                double wmax = 0.0, xsum = 0.0;
+                                for (int64_t i = b; i < b + 32; i++) {
+                                    wmax = std::max(wmax, std::fabs(double(wf[r * s.cols + i])));
+                                    xsum += std::fabs(xa[i]);
+                                }
+                                tol += 0x1p-11 * wmax * xsum;
+                            }
+                        }
                         const float got = y[t * s.rows + r];
                         ASSERT_NEAR(got, ref, tol) << isa_name(k->isa) << ' ' << type_name(type)
                                                    << " r=" << r << " t=" << t;
