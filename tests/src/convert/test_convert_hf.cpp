@@ -294,11 +294,6 @@ json small_config(const char* arch) {
             {"rms_norm_eps", 1e-6},     {"rope_theta", 1000000.0}};
 }
 
-const test::StTensor& find(const std::vector<test::StTensor>& t, const std::string& name) {
-    return *std::find_if(t.begin(), t.end(),
-                         [&](const test::StTensor& x) { return x.name == name; });
-}
-
 // Every class converts to the GGUF it was exported from (fixtures/hf_export.h): llama.cpp's
 // architecture, its keys ({arch}.*) with their values, and every tensor's name, shape and
 // bytes: q/k rows permuted for NORM RoPE only, Qwen2's biases kept, Gemma's norms 1 + w,
@@ -361,7 +356,10 @@ TEST(ConvertHf, RefusesVariantsLlamaCppWouldRunDifferently) {
     expect_refused(
         "phi3",
         [](json& c) {
-            c["rope_scaling"]["long_factor"] = {1.0, 2.0};
+            c["original_max_position_embeddings"] = 128;
+            c["rope_scaling"] = {{"type", "longrope"},
+                                 {"long_factor", {1.0, 2.0}},
+                                 {"short_factor", {1, 1, 1, 1, 1, 1}}};
         },
         "long_factor has 2 factors for 6 frequencies");
     expect_refused(

@@ -25,8 +25,6 @@ using nlohmann::json;
 // The token ids every test feeds: 12 positions, past every sliding window of the presets.
 const std::vector<int32_t> kTokens = {1, 17, 300, 45, 45, 2, 99, 250, 383, 7, 128, 64};
 
-constexpr float kLogitTolerance = 3e-3f;
-
 SessionParams params(Type kv, int threads = 1, int64_t n_ctx = 0) {
     SessionParams p;
     p.n_threads = threads;
@@ -52,10 +50,11 @@ TEST_P(Arch, LoadsAndNamesItsArchitecture) {
 // The logits of the test sequence against those ik_llama.cpp computed on the same file, with
 // an F16 cache (ik_llama.cpp takes F32 only with flash attention); llama.cpp's for OLMo 2,
 // which ik_llama.cpp lacks, and Granite, whose residual scale ik_llama.cpp applies to the
-// whole residual stream. tests/data/arch/ARCH.json holds the top 5 ids at every position and
-// the logits of every 12th id (made as docs/architectures.md says). Logits reach +-70; the
-// runtimes' float sums in different orders (and GELU's and tanh's approximations) differ by
-// up to 1.2e-3 (docs/architectures.md).
+// whole residual stream. tests/data/arch/ARCH.json holds the top 5 ids at every position, the
+// logits of every 12th id, and the tolerance: 3e-3 where the runtimes' float sums in other
+// orders (and GELU's and tanh's approximations) differ by up to 1.2e-3, 5e-2 for OLMo 2, where
+// llama.cpp rounds queries to F16 for the scores and differs by 1.9e-2 on logits of +-35
+// (docs/architectures.md).
 void expect_reference_logits(const std::string& model, const std::string& reference,
                              int64_t n_ctx = 256) {
     const json ref = json::parse(test::read_file("tests/data/arch/" + reference + ".json"));
@@ -65,6 +64,7 @@ void expect_reference_logits(const std::string& model, const std::string& refere
     const int64_t nv = m->hp.n_vocab;
     const float* logits = s.eval(kTokens, true);
     const auto sampled = ref["sampled_ids"].get<std::vector<int32_t>>();
+    const float tolerance = ref["tolerance"].get<float>();
     for (size_t t = 0; t < kTokens.size(); t++) {
         const float* l = logits + t * nv;
         std::vector<int32_t> top(nv);
@@ -74,7 +74,7 @@ void expect_reference_logits(const std::string& model, const std::string& refere
         top.resize(5);
         EXPECT_EQ(top, ref["top5"][t].get<std::vector<int32_t>>()) << "position " << t;
         for (size_t j = 0; j < sampled.size(); j++) {
-            EXPECT_NEAR(l[sampled[j]], ref["logits"][t][j].get<float>(), kLogitTolerance)
+            EXPECT_NEAR(l[sampled[j]], ref["logits"][t][j].get<float>(), tolerance)
                 << "position " << t << " id " << sampled[j];
         }
     }
