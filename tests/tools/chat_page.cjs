@@ -9,6 +9,9 @@ const path = require("node:path");
 const puppeteer = require(path.join(process.env.LILA_NPM_DIR, "node_modules", "puppeteer-core"));
 
 const url = process.env.LILA_URL;
+// Generous: the suite runs beside the others on a 2-core machine, and a loaded Chromium
+// takes tens of seconds to start and render.
+const kTimeout = 180000;
 
 async function metric(name) {
   const res = await fetch(url + "/metrics",
@@ -25,18 +28,20 @@ async function askAndStop(page, text) {
   await page.waitForFunction((n) => {
     const d = document.querySelectorAll(".msg.assistant");
     return d.length > n && d[n].textContent.length > 40;
-  }, { polling: "mutation", timeout: 60000 }, replies);
+  }, { polling: "mutation", timeout: kTimeout }, replies);
   assert.equal(await page.$eval("#stop", (b) => b.disabled), false);
   await page.click("#stop");
-  await page.waitForFunction(() => !document.getElementById("send").disabled, { timeout: 60000 });
+  await page.waitForFunction(() => !document.getElementById("send").disabled, { timeout: kTimeout });
   return page.$$eval(".msg.assistant", (d, n) => d[n].textContent, replies);
 }
 
 async function main() {
   const browser = await puppeteer.launch({
     executablePath: process.env.LILA_CHROMIUM, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+    timeout: kTimeout, protocolTimeout: kTimeout });
   const page = await browser.newPage();
+  page.setDefaultTimeout(kTimeout);
   let first = "", second = "";
   try {
     await page.setViewport({ width: 900, height: 600 });
