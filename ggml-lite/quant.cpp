@@ -23,6 +23,19 @@ float scaled(float x, float id, float lim) {
     return std::isnan(v) ? 0.0f : std::clamp(v, -lim, lim);
 }
 
+// The value of largest magnitude, with its sign (the first of equals, as ggml).
+float signed_absmax(const float* x, int n) {
+    float amax = 0.0f;
+    float max = 0.0f;
+    for (int j = 0; j < n; j++) {
+        if (amax < std::fabs(x[j])) {
+            amax = std::fabs(x[j]);
+            max = x[j];
+        }
+    }
+    return max;
+}
+
 }  // namespace
 
 void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n) {
@@ -53,15 +66,7 @@ void quantize_row_q4_0_ref(const float* x, block_q4_0* y, int64_t n) {
     for (int64_t b = 0; b < n / QK4_0; b++, x += QK4_0) {
         // The signed value of largest magnitude maps to -8, so the full range [-8, 7] is used
         // on the side that needs it most.
-        float amax = 0.0f;
-        float max = 0.0f;
-        for (int j = 0; j < QK4_0; j++) {
-            if (amax < std::fabs(x[j])) {
-                amax = std::fabs(x[j]);
-                max = x[j];
-            }
-        }
-        const float d = max / -8.0f;
+        const float d = signed_absmax(x, QK4_0) / -8.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[b].d = fp32_to_fp16(d);
         for (int j = 0; j < half; j++) {
@@ -142,15 +147,7 @@ void quantize_row_q5_0_ref(const float* x, block_q5_0* y, int64_t n) {
     constexpr int half = QK5_0 / 2;
     for (int64_t b = 0; b < n / QK5_0; b++, x += QK5_0) {
         // As Q4_0: the signed value of largest magnitude maps to -16.
-        float amax = 0.0f;
-        float max = 0.0f;
-        for (int j = 0; j < QK5_0; j++) {
-            if (amax < std::fabs(x[j])) {
-                amax = std::fabs(x[j]);
-                max = x[j];
-            }
-        }
-        const float d = max / -16.0f;
+        const float d = signed_absmax(x, QK5_0) / -16.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[b].d = fp32_to_fp16(d);
         std::memset(y[b].qh, 0, sizeof y[b].qh);

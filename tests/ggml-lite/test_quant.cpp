@@ -479,29 +479,6 @@ TEST(Q5_0, RoundTripErrorBounds) {
     }
 }
 
-// Q5_K as Q4_K, with levels up to 31.
-TEST(Q5_K, RoundTripNearestLevel) {
-    const int64_t nb = 64, n = nb * QK_K;
-    const std::vector<float> x = test::random_floats(n, 6, -2.0f, 3.0f);
-    std::vector<block_q5_K> q(nb);
-    std::vector<float> y(n);
-    quantize_row_q5_K_ref(x.data(), q.data(), n);
-    dequantize_row_q5_K(q.data(), y.data(), n);
-    for (int64_t b = 0; b < nb; b++) {
-        for (int j = 0; j < 8; j++) {
-            uint8_t sc, m;
-            get_scale_min_k4(j, q[b].scales, &sc, &m);
-            const double d = fp16_to_fp32(q[b].d) * sc, dm = fp16_to_fp32(q[b].dmin) * m;
-            ASSERT_GT(d, 0.0);
-            for (int l = 0; l < 32; l++) {
-                const int64_t i = b * QK_K + 32 * j + l;
-                const double bound = d / 2 + outside(x[i], -dm, 31 * d - dm) + 1e-6;
-                EXPECT_LE(std::fabs(x[i] - y[i]), bound) << b << ' ' << j << ' ' << l;
-            }
-        }
-    }
-}
-
 // Each IQ4_NL value decodes to the table level nearest x / d for the scale as stored (up to the
 // fp16 rounding of d, which may move a value across a midpoint: then the other neighbour).
 TEST(IQ4_NL, RoundTripNearestLevel) {
@@ -525,15 +502,18 @@ TEST(IQ4_NL, RoundTripNearestLevel) {
 }
 
 // Each value decodes to its nearest level of the scales as stored: within half a step of x
-// inside the sub-block's range of levels, and at the nearer end outside it (the scale search
-// may give up the extremes of a sub-block for a better fit of the rest).
-TEST(Q4_K, RoundTripNearestLevel) {
+// inside the sub-block's range of levels [0, top], and at the nearer end outside it (the scale
+// search may give up the extremes of a sub-block for a better fit of the rest).
+template <class Block>
+void expect_nearest_k_min_level(void (*quantize)(const float*, Block*, int64_t),
+                                void (*dequantize)(const Block*, float*, int64_t), int top,
+                                uint64_t seed) {
     const int64_t nb = 64, n = nb * QK_K;
-    const std::vector<float> x = test::random_floats(n, 5, -2.0f, 3.0f);
-    std::vector<block_q4_K> q(nb);
+    const std::vector<float> x = test::random_floats(n, seed, -2.0f, 3.0f);
+    std::vector<Block> q(nb);
     std::vector<float> y(n);
-    quantize_row_q4_K_ref(x.data(), q.data(), n);
-    dequantize_row_q4_K(q.data(), y.data(), n);
+    quantize(x.data(), q.data(), n);
+    dequantize(q.data(), y.data(), n);
     for (int64_t b = 0; b < nb; b++) {
         for (int j = 0; j < 8; j++) {
             uint8_t sc, m;
@@ -542,11 +522,19 @@ TEST(Q4_K, RoundTripNearestLevel) {
             ASSERT_GT(d, 0.0);
             for (int l = 0; l < 32; l++) {
                 const int64_t i = b * QK_K + 32 * j + l;
-                const double bound = d / 2 + outside(x[i], -dm, 15 * d - dm) + 1e-6;
+                const double bound = d / 2 + outside(x[i], -dm, top * d - dm) + 1e-6;
                 EXPECT_LE(std::fabs(x[i] - y[i]), bound) << b << ' ' << j << ' ' << l;
             }
         }
     }
+}
+
+TEST(Q4_K, RoundTripNearestLevel) {
+    expect_nearest_k_min_level<block_q4_K>(quantize_row_q4_K_ref, dequantize_row_q4_K, 15, 5);
+}
+
+TEST(Q5_K, RoundTripNearestLevel) {
+    expect_nearest_k_min_level<block_q5_K>(quantize_row_q5_K_ref, dequantize_row_q5_K, 31, 6);
 }
 
 TEST(Q6_K, RoundTripNearestLevel) {
