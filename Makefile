@@ -13,8 +13,9 @@ SHARED     ?= ../shared
 SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 DEPS := cmake g++ make libgtest-dev libbenchmark-dev libxsimd-dev nlohmann-json3-dev \
-        libpcre2-dev libcli11-dev libedit-dev g++-aarch64-linux-gnu qemu-user tmux \
-        clang libclang-rt-14-dev libomp-dev clang-format
+        libpcre2-dev libcli11-dev libedit-dev libcpp-httplib-dev g++-aarch64-linux-gnu \
+        qemu-user tmux clang libclang-rt-14-dev libomp-dev clang-format nodejs \
+        chromium nginx
 
 .PHONY: all build deps test test-host test-neon test-sanitize test-tsan fuzz-build fuzz fuzz-smoke \
         run bench bench-kernels format format-check clean

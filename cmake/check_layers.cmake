@@ -1,11 +1,11 @@
 # Checks that every include in src/ and ggml-lite/ points down the layers (docs/DEVELOPING.md):
 #
-#   tools/ -> chat/ eval/ convert/ -> runtime/ -> tokenizer/ -> io/ -> base/ -> ggml-lite/
+#   tools/ -> serve/ -> chat/ eval/ convert/ -> runtime/ -> tokenizer/ -> io/ -> base/ -> ggml-lite/
 #
 # A folder may include its own files and those of the folders below it; chat, eval and convert
-# are siblings and do not include each other; ggml-lite knows nothing of src/ or tools/. Every
-# file of src/ lives in a layer folder and names its includes from the project root
-# ("src/io/gguf.h"), so the check sees every edge. Run by ctest as `layers`:
+# are siblings and do not include each other; serve (the server without its HTTP) builds on
+# chat; ggml-lite knows nothing of src/ or tools/. Every file of src/ lives in a layer folder
+# and names its includes from the project root ("src/io/gguf.h"), so the check sees every edge. Run by ctest as `layers`:
 #   cmake -DROOT=<project root> -P cmake/check_layers.cmake
 cmake_minimum_required(VERSION 3.25)
 if(NOT ROOT)
@@ -19,7 +19,8 @@ set(below_runtime base io tokenizer)
 set(below_chat base io tokenizer runtime)
 set(below_eval base io tokenizer runtime)
 set(below_convert base io tokenizer runtime)
-set(layers base io tokenizer runtime chat eval convert)
+set(below_serve base io tokenizer runtime chat)
+set(layers base io tokenizer runtime chat eval convert serve)
 
 set(problems "")
 file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/src/*.h ${ROOT}/src/*.cpp

@@ -3,6 +3,7 @@
 // checks; quantized dots follow ggml (exact integer sum per block, float across blocks).
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels.h"
 #include "packed.h"
@@ -35,38 +36,71 @@ float dot_bf16(int64_t n, const void* w, const void* x) {
     return static_cast<float>(sum);
 }
 
-float dot_q8_0(int64_t n, const void* w, const void* x) {
-    const auto* a = static_cast<const block_q8_0*>(w);
-    const auto* b = static_cast<const block_q8_0*>(x);
+// ---- Quantized dots: each type's levels, as ggml defines them, and one loop per block family --
+
+// Value j of a 32-value block of nibbles: the low nibble of byte j (j < 16), else the high
+// nibble of byte j - 16.
+int nibble(const uint8_t* qs, int j) {
+    return j < 16 ? qs[j] & 0x0f : qs[j - 16] >> 4;
+}
+
+// Q5_0 and Q5_1: the nibble and a fifth bit from qh.
+int five_bit(const uint8_t* qs, const uint8_t* qh, int j) {
+    return nibble(qs, j) | (((qh[j / 8] >> (j % 8)) & 1) << 4);
+}
+
+int level(const block_q8_0& b, int j) {
+    return b.qs[j];
+}
+int level(const block_q4_0& b, int j) {
+    return nibble(b.qs, j) - 8;
+}
+int level(const block_q4_1& b, int j) {
+    return nibble(b.qs, j);
+}
+int level(const block_q5_0& b, int j) {
+    return five_bit(b.qs, b.qh, j) - 16;
+}
+int level(const block_q5_1& b, int j) {
+    return five_bit(b.qs, b.qh, j);
+}
+// The table's values are at most 127 in magnitude, so the integer sum is still exact.
+int level(const block_iq4_nl& b, int j) {
+    return kvalues_iq4nl[nibble(b.qs, j)];
+}
+
+// 32-value blocks: d_w d_x sum(level x) per block, an exact integer sum; the types with a
+// minimum (against Q8_1) add m_w s_x, s_x = d_x sum(x).
+template <class Block, class Act>
+float dot_block32(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const Block*>(w);
+    const auto* b = static_cast<const Act*>(x);
     float sum = 0.0f;
-    for (int64_t i = 0; i < n / QK8_0; i++) {
+    for (int64_t i = 0; i < n / 32; i++) {
         int32_t isum = 0;
-        for (int j = 0; j < QK8_0; j++) isum += a[i].qs[j] * b[i].qs[j];
-        sum += static_cast<float>(isum) * (fp16_to_fp32(a[i].d) * fp16_to_fp32(b[i].d));
+        for (int j = 0; j < 32; j++) isum += level(a[i], j) * b[i].qs[j];
+        float block = static_cast<float>(isum) * (fp16_to_fp32(a[i].d) * fp16_to_fp32(b[i].d));
+        if constexpr (std::is_same_v<Act, block_q8_1>)
+            block += fp16_to_fp32(a[i].m) * fp16_to_fp32(b[i].s);
+        sum += block;
     }
     return sum;
 }
 
-float dot_q4_0(int64_t n, const void* w, const void* x) {
-    const auto* a = static_cast<const block_q4_0*>(w);
-    const auto* b = static_cast<const block_q8_0*>(x);
-    constexpr int half = QK4_0 / 2;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / QK4_0; i++) {
-        int32_t isum = 0;
-        for (int j = 0; j < half; j++) {
-            isum += ((a[i].qs[j] & 0x0f) - 8) * b[i].qs[j];
-            isum += ((a[i].qs[j] >> 4) - 8) * b[i].qs[j + half];
-        }
-        sum += static_cast<float>(isum) * (fp16_to_fp32(a[i].d) * fp16_to_fp32(b[i].d));
-    }
-    return sum;
+// Q4_K and Q5_K: value l of sub-block j (32 values); sub-blocks 2g and 2g + 1 share 32 bytes of
+// qs, and Q5_K's fifth bit of value 32j + l is bit j of qh byte l.
+int level(const block_q4_K& b, int j, int l) {
+    return (b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0f;
+}
+int level(const block_q5_K& b, int j, int l) {
+    return ((b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0f) | (((b.qh[l] >> j) & 1) << 4);
 }
 
-// Q4_K: per super-block, sum_j d sc_j sum(q x) - dmin m_j sum(x), the x sums being Q8_K's bsums.
-// Both parts are exact integer sums; only the scales are float.
-float dot_q4_K(int64_t n, const void* w, const void* x) {
-    const auto* a = static_cast<const block_q4_K*>(w);
+// Super-blocks with scales and mins: sum_j d sc_j sum(q x) - dmin m_j sum(x), the x sums being
+// Q8_K's bsums. Both parts are exact integer sums; only the scales are float.
+template <class Block>
+float dot_k_min(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const Block*>(w);
     const auto* b = static_cast<const block_q8_K*>(x);
     float sum = 0.0f;
     for (int64_t i = 0; i < n / QK_K; i++) {
@@ -75,10 +109,8 @@ float dot_q4_K(int64_t n, const void* w, const void* x) {
         for (int j = 0; j < QK_K / 32; j++) {
             uint8_t sc, m;
             get_scale_min_k4(j, a[i].scales, &sc, &m);
-            const uint8_t* q = a[i].qs + 32 * (j / 2);  // sub-blocks 2g and 2g + 1 share 32 bytes
-            const int shift = 4 * (j % 2);
             int32_t dot = 0;
-            for (int l = 0; l < 32; l++) dot += ((q[l] >> shift) & 0x0f) * b[i].qs[32 * j + l];
+            for (int l = 0; l < 32; l++) dot += level(a[i], j, l) * b[i].qs[32 * j + l];
             isum += sc * dot;
             imin += m * (b[i].bsums[2 * j] + b[i].bsums[2 * j + 1]);
         }
@@ -89,28 +121,61 @@ float dot_q4_K(int64_t n, const void* w, const void* x) {
     return sum;
 }
 
-// Q6_K: per super-block, d sum_k sc_k sum((q - 32) x), one exact integer sum.
-float dot_q6_K(int64_t n, const void* w, const void* x) {
-    const auto* a = static_cast<const block_q6_K*>(w);
+// Q6_K: value e = 128h + r of the super-block, its low 4 bits in ql, its top 2 in qh; levels
+// q - 32, 16 values per scale.
+int level(const block_q6_K& b, int e) {
+    const int h = e / 128, r = e % 128;
+    const int lo = (b.ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0f;
+    const int hi = (b.qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
+    return (lo | (hi << 4)) - 32;
+}
+int sub_scale(const block_q6_K& b, int k) {
+    return b.scales[k];
+}
+constexpr int sub_size(const block_q6_K&) {
+    return 16;
+}
+// IQ4_XS: the table's values, 32 per scale.
+int level(const block_iq4_xs& b, int e) {
+    return kvalues_iq4nl[nibble(b.qs + 16 * (e / 32), e % 32)];
+}
+int sub_scale(const block_iq4_xs& b, int k) {
+    return iq4_xs_scale(b, k);
+}
+constexpr int sub_size(const block_iq4_xs&) {
+    return 32;
+}
+
+// Super-blocks with signed scales and no mins: d sum_k sc_k sum(level x), one exact integer sum.
+template <class Block>
+float dot_k_scaled(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const Block*>(w);
     const auto* b = static_cast<const block_q8_K*>(x);
+    constexpr int sub = sub_size(Block{});
     float sum = 0.0f;
     for (int64_t i = 0; i < n / QK_K; i++) {
         int32_t isum = 0;
-        for (int k = 0; k < QK_K / 16; k++) {
+        for (int k = 0; k < QK_K / sub; k++) {
             int32_t dot = 0;
-            for (int l = 0; l < 16; l++) {
-                const int e = 16 * k + l;
-                const int h = e / 128, r = e % 128;  // half, position in the half
-                const int lo = (a[i].ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0f;
-                const int hi = (a[i].qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
-                dot += ((lo | (hi << 4)) - 32) * b[i].qs[e];
-            }
-            isum += a[i].scales[k] * dot;
+            for (int l = 0; l < sub; l++) dot += level(a[i], sub * k + l) * b[i].qs[sub * k + l];
+            isum += sub_scale(a[i], k) * dot;
         }
         sum += fp16_to_fp32(a[i].d) * b[i].d * static_cast<float>(isum);
     }
     return sum;
 }
+
+// Each weight type's dot against its activation type.
+constexpr auto dot_q8_0 = dot_block32<block_q8_0, block_q8_0>;
+constexpr auto dot_q4_0 = dot_block32<block_q4_0, block_q8_0>;
+constexpr auto dot_q4_1 = dot_block32<block_q4_1, block_q8_1>;
+constexpr auto dot_q5_0 = dot_block32<block_q5_0, block_q8_0>;
+constexpr auto dot_q5_1 = dot_block32<block_q5_1, block_q8_1>;
+constexpr auto dot_iq4_nl = dot_block32<block_iq4_nl, block_q8_0>;
+constexpr auto dot_q4_K = dot_k_min<block_q4_K>;
+constexpr auto dot_q5_K = dot_k_min<block_q5_K>;
+constexpr auto dot_q6_K = dot_k_scaled<block_q6_K>;
+constexpr auto dot_iq4_xs = dot_k_scaled<block_iq4_xs>;
 
 template <float (*Dot)(int64_t, const void*, const void*)>
 void gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride, float* y,
@@ -348,8 +413,15 @@ const Kernels& kernels_scalar() {
             {Type::BF16, {dot_bf16, nullptr, gemm_tile<dot_bf16>}},
             {Type::Q8_0, {dot_q8_0, from_float(Type::Q8_0), gemm_tile<dot_q8_0>}},
             {Type::Q4_0, {dot_q4_0, nullptr, gemm_tile<dot_q4_0>}},
+            {Type::Q4_1, {dot_q4_1, nullptr, gemm_tile<dot_q4_1>}},
+            {Type::Q5_0, {dot_q5_0, nullptr, gemm_tile<dot_q5_0>}},
+            {Type::Q5_1, {dot_q5_1, nullptr, gemm_tile<dot_q5_1>}},
+            {Type::IQ4_NL, {dot_iq4_nl, nullptr, gemm_tile<dot_iq4_nl>}},
+            {Type::Q8_1, {nullptr, from_float(Type::Q8_1), nullptr}},
             {Type::Q4_K, {dot_q4_K, nullptr, gemm_tile<dot_q4_K>}},
+            {Type::Q5_K, {dot_q5_K, nullptr, gemm_tile<dot_q5_K>}},
             {Type::Q6_K, {dot_q6_K, nullptr, gemm_tile<dot_q6_K>}},
+            {Type::IQ4_XS, {dot_iq4_xs, nullptr, gemm_tile<dot_iq4_xs>}},
             {Type::Q8_K, {nullptr, from_float(Type::Q8_K), nullptr}},
         };
         const PackedOverride packed[] = {

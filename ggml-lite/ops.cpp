@@ -278,4 +278,73 @@ void rope_angles(float* cos, float* sin, int64_t pos, int64_t rot_dim, float the
     }
 }
 
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rot_dim, const float* cos,
+               const float* sin) {
+    const int64_t half = rot_dim / 2;
+    for (int64_t h = 0; h < n_heads; h++) {
+        float* v = x + h * head_dim;
+        for (int64_t i = 0; i < half; i++) {
+            const float x0 = v[i];
+            const float x1 = v[i + half];
+            v[i] = x0 * cos[i] - x1 * sin[i];
+            v[i + half] = x0 * sin[i] + x1 * cos[i];
+        }
+    }
+}
+
+void gelu_tanh_mul(float* h, const float* g, int64_t n) {
+    constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+    for (int64_t i = 0; i < n; i++) {
+        const float x = h[i];
+        h[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x))) * g[i];
+    }
+}
+
+void softcap(float* x, int64_t n, float cap) {
+    for (int64_t i = 0; i < n; i++) x[i] = cap * std::tanh(x[i] / cap);
+}
+
+namespace {
+
+float elem_to_float(float x) {
+    return x;
+}
+float elem_to_float(fp16_t x) {
+    return fp16_to_fp32(x);
+}
+
+}  // namespace
+
+template <class Elem>
+void attend_window(const float* q, int64_t n_q, int64_t head_dim, const Elem* k, const Elem* v,
+                   int64_t first, int64_t n_pos, float scale, float softcap, float* scores,
+                   float* out) {
+    const int64_t n = n_pos - first;
+    for (int64_t j = 0; j < n_q; j++) {
+        const float* qj = q + j * head_dim;
+        float* s = scores + j * n;
+        for (int64_t p = first; p < n_pos; p++) {
+            // Keys: blocks of kKvBlock positions, dimension-major within a block (kernels.h).
+            const Elem* kp = k + p / kKvBlock * kKvBlock * head_dim + p % kKvBlock;
+            float dot = 0.0f;
+            for (int64_t d = 0; d < head_dim; d++) dot += qj[d] * elem_to_float(kp[d * kKvBlock]);
+            s[p - first] = dot * scale;
+        }
+        if (softcap > 0.0f) ggml_lite::softcap(s, n, softcap);
+        kernels_scalar().softmax(s, n);
+        float* o = out + j * head_dim;
+        std::fill(o, o + head_dim, 0.0f);
+        for (int64_t p = first; p < n_pos; p++) {
+            const Elem* vp = v + p * head_dim;
+            const float w = s[p - first];
+            for (int64_t d = 0; d < head_dim; d++) o[d] += w * elem_to_float(vp[d]);
+        }
+    }
+}
+
+template void attend_window<float>(const float*, int64_t, int64_t, const float*, const float*,
+                                   int64_t, int64_t, float, float, float*, float*);
+template void attend_window<fp16_t>(const float*, int64_t, int64_t, const fp16_t*, const fp16_t*,
+                                    int64_t, int64_t, float, float, float*, float*);
+
 }  // namespace ggml_lite

@@ -99,4 +99,27 @@ void get_row(const Matrix& W, int64_t row, float* out);
 void rope_angles(float* cos, float* sin, int64_t pos, int64_t rot_dim, float theta,
                  const float* freq_factors);
 
+// ---- Block variants of some architectures (scalar; not in the kernel tables) ---------------
+
+// As Kernels::rope, but rotating the pairs (x[i], x[i + rot_dim/2]) of each head: the NEOX
+// layout of Hugging Face checkpoints, which qwen2, qwen3, gemma2/3, phi3 and olmo2 files keep.
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rot_dim, const float* cos,
+               const float* sin);
+
+// h = gelu(h) * g with GELU's tanh approximation, 0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3)))
+// (Gemma's gated FFN).
+void gelu_tanh_mul(float* h, const float* g, int64_t n);
+
+// x = cap * tanh(x / cap): logit soft-capping (Gemma 2).
+void softcap(float* x, int64_t n, float cap);
+
+// Attention as Kernels::attend_f32/attend_f16 computes it (kernels.h: AttendFn, same cache
+// layout and arguments), over positions first..n_pos-1 only (a sliding window), and with
+// softcap > 0 each score s soft-capped to softcap * tanh(s / softcap) before the softmax.
+// scores: n_q * n_pos floats.
+template <class Elem>
+void attend_window(const float* q, int64_t n_q, int64_t head_dim, const Elem* k, const Elem* v,
+                   int64_t first, int64_t n_pos, float scale, float softcap, float* scores,
+                   float* out);
+
 }  // namespace ggml_lite

@@ -21,6 +21,52 @@ struct block_q4_0 {
 };
 static_assert(sizeof(block_q4_0) == 18);
 
+constexpr int QK4_1 = 32;
+struct block_q4_1 {
+    fp16_t d;  // scale: (max - min) / 15
+    fp16_t m;  // min; value d*q + m, q in [0, 15], nibbles as in block_q4_0
+    uint8_t qs[QK4_1 / 2];
+};
+static_assert(sizeof(block_q4_1) == 20);
+
+constexpr int QK5_0 = 32;
+struct block_q5_0 {
+    fp16_t d;               // scale: (value of max magnitude) / -16; value d*(q-16), q in [0, 31]
+    uint8_t qh[4];          // bit j (little-endian uint32): the fifth bit of element j
+    uint8_t qs[QK5_0 / 2];  // the low 4 bits, nibbles as in block_q4_0
+};
+static_assert(sizeof(block_q5_0) == 22);
+
+constexpr int QK5_1 = 32;
+struct block_q5_1 {
+    fp16_t d;  // scale: (max - min) / 31
+    fp16_t m;  // min; value d*q + m, q in [0, 31], bits as in block_q5_0
+    uint8_t qh[4];
+    uint8_t qs[QK5_1 / 2];
+};
+static_assert(sizeof(block_q5_1) == 24);
+
+// The activation type Q4_1 and Q5_1 are dotted with: Q8_0's values plus s = d * sum(qs), which
+// the weights' min multiplies.
+constexpr int QK8_1 = 32;
+struct block_q8_1 {
+    fp16_t d;
+    fp16_t s;
+    int8_t qs[QK8_1];
+};
+static_assert(sizeof(block_q8_1) == 36);
+
+// 4.5 bits per value, non-linear: value = d * kvalues_iq4nl[q], nibbles as in block_q4_0.
+constexpr int QK4_NL = 32;
+struct block_iq4_nl {
+    fp16_t d;
+    uint8_t qs[QK4_NL / 2];
+};
+static_assert(sizeof(block_iq4_nl) == 18);
+// The 16 levels, denser near zero where weights are.
+inline constexpr int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                             1,    13,   25,  38,  53,  69,  89,  113};
+
 // ---- k-quants: super-blocks of QK_K = 256 values ------------------------------------------
 
 constexpr int QK_K = 256;
@@ -36,6 +82,27 @@ struct block_q4_K {
                                    // in the high nibble (g < 4, l < 32)
 };
 static_assert(sizeof(block_q4_K) == 144);
+
+// 5.5 bits per value: Q4_K with a fifth bit per value; value = d * sc * q - dmin * m,
+// q in [0, 31]. qs as Q4_K's; qh byte l holds the fifth bit of value 32k + l in bit k (k < 8).
+struct block_q5_K {
+    fp16_t d;
+    fp16_t dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qh[QK_K / 8];
+    uint8_t qs[QK_K / 2];
+};
+static_assert(sizeof(block_q5_K) == 176);
+
+// 4.25 bits per value: IQ4_NL's levels in 8 blocks of 32, each with a 6-bit signed scale;
+// value = d * (sc - 32) * kvalues_iq4nl[q], q packed per 32-value block as block_iq4_nl's.
+struct block_iq4_xs {
+    fp16_t d;
+    uint16_t scales_h;            // bits 2i, 2i + 1: the top 2 bits of block i's sc
+    uint8_t scales_l[QK_K / 64];  // byte i / 2, nibble i % 2: the low 4 bits of block i's sc
+    uint8_t qs[QK_K / 2];
+};
+static_assert(sizeof(block_iq4_xs) == 136);
 
 // 6.5625 bits per value: 16 sub-blocks of 16 values, each with an 8-bit signed scale sc;
 // value = d * sc * (q - 32), q in [0, 63]. Each half h of 128 values has 64 bytes of ql and 32 of
@@ -68,12 +135,32 @@ void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n);
 void dequantize_row_q8_0(const block_q8_0* x, float* y, int64_t n);
 void quantize_row_q4_0_ref(const float* x, block_q4_0* y, int64_t n);
 void dequantize_row_q4_0(const block_q4_0* x, float* y, int64_t n);
-// The k-quant quantizers search scales (and Q4_K's mins) that minimise a weighted squared
-// error, as ggml's quantize_row_q4_K_ref / quantize_row_q6_K_ref do, with the same bytes.
+void quantize_row_q4_1_ref(const float* x, block_q4_1* y, int64_t n);
+void dequantize_row_q4_1(const block_q4_1* x, float* y, int64_t n);
+void quantize_row_q5_0_ref(const float* x, block_q5_0* y, int64_t n);
+void dequantize_row_q5_0(const block_q5_0* x, float* y, int64_t n);
+void quantize_row_q5_1_ref(const float* x, block_q5_1* y, int64_t n);
+void dequantize_row_q5_1(const block_q5_1* x, float* y, int64_t n);
+void quantize_row_q8_1_ref(const float* x, block_q8_1* y, int64_t n);
+void dequantize_row_q8_1(const block_q8_1* x, float* y, int64_t n);
+// IQ4_NL as llama-quantize writes it without an importance matrix (ggml's quantize_iq4_nl, which
+// searches 15 scales per block; ggml's quantize_row_iq4_nl_ref tries only the first).
+void quantize_row_iq4_nl(const float* x, block_iq4_nl* y, int64_t n);
+void dequantize_row_iq4_nl(const block_iq4_nl* x, float* y, int64_t n);
+// The k-quant quantizers search scales (and Q4_K's and Q5_K's mins) that minimise a weighted
+// squared error, as ggml's quantize_row_q4_K_ref / quantize_row_q6_K_ref do, with the same bytes.
 void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n);
 void dequantize_row_q4_K(const block_q4_K* x, float* y, int64_t n);
+void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n);
+void dequantize_row_q5_K(const block_q5_K* x, float* y, int64_t n);
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n);
 void dequantize_row_q6_K(const block_q6_K* x, float* y, int64_t n);
+// IQ4_XS as llama-quantize writes it without an importance matrix (ggml's quantize_iq4_xs, which
+// quantize_row_iq4_xs_ref calls too).
+void quantize_row_iq4_xs(const float* x, block_iq4_xs* y, int64_t n);
+void dequantize_row_iq4_xs(const block_iq4_xs* x, float* y, int64_t n);
+// Block ib's (< 8) signed scale, in [-32, 31].
+int iq4_xs_scale(const block_iq4_xs& x, int ib);
 void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n);
 void dequantize_row_q8_K(const block_q8_K* x, float* y, int64_t n);
 

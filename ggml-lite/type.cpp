@@ -44,7 +44,7 @@ void blocks_from_float(const float* src, void* dst, int64_t n) {
 }
 
 // Float weights are dotted with float activations; quantized ones with 8-bit activations of
-// the same block size (Q8_0, Q8_K), so the inner loop is an integer dot product. The order of
+// the same block size (Q8_0, Q8_1, Q8_K), so the inner loop is an integer dot product. The order of
 // the rows is the order of per-type arrays (type_slot) and of all_types().
 constexpr TypeTraits kTypes[] = {
     {Type::F32, "f32", 1, sizeof(float), false, true, Type::F32, f32_to_float, f32_from_float},
@@ -58,14 +58,36 @@ constexpr TypeTraits kTypes[] = {
     {Type::Q4_0, "q4_0", QK4_0, sizeof(block_q4_0), true, true, Type::Q8_0,
      blocks_to_float<block_q4_0, dequantize_row_q4_0>,
      blocks_from_float<block_q4_0, quantize_row_q4_0_ref>},
+    // Types with a min meet Q8_1, whose sum the min multiplies.
+    {Type::Q4_1, "q4_1", QK4_1, sizeof(block_q4_1), true, true, Type::Q8_1,
+     blocks_to_float<block_q4_1, dequantize_row_q4_1>,
+     blocks_from_float<block_q4_1, quantize_row_q4_1_ref>},
+    {Type::Q5_0, "q5_0", QK5_0, sizeof(block_q5_0), true, true, Type::Q8_0,
+     blocks_to_float<block_q5_0, dequantize_row_q5_0>,
+     blocks_from_float<block_q5_0, quantize_row_q5_0_ref>},
+    {Type::Q5_1, "q5_1", QK5_1, sizeof(block_q5_1), true, true, Type::Q8_1,
+     blocks_to_float<block_q5_1, dequantize_row_q5_1>,
+     blocks_from_float<block_q5_1, quantize_row_q5_1_ref>},
+    {Type::IQ4_NL, "iq4_nl", QK4_NL, sizeof(block_iq4_nl), true, true, Type::Q8_0,
+     blocks_to_float<block_iq4_nl, dequantize_row_iq4_nl>,
+     blocks_from_float<block_iq4_nl, quantize_row_iq4_nl>},
     // The k-quants work on 256-value super-blocks, and so do their activations.
     {Type::Q4_K, "q4_k", QK_K, sizeof(block_q4_K), true, true, Type::Q8_K,
      blocks_to_float<block_q4_K, dequantize_row_q4_K>,
      blocks_from_float<block_q4_K, quantize_row_q4_K_ref>},
+    {Type::Q5_K, "q5_k", QK_K, sizeof(block_q5_K), true, true, Type::Q8_K,
+     blocks_to_float<block_q5_K, dequantize_row_q5_K>,
+     blocks_from_float<block_q5_K, quantize_row_q5_K_ref>},
+    {Type::IQ4_XS, "iq4_xs", QK_K, sizeof(block_iq4_xs), true, true, Type::Q8_K,
+     blocks_to_float<block_iq4_xs, dequantize_row_iq4_xs>,
+     blocks_from_float<block_iq4_xs, quantize_row_iq4_xs>},
     {Type::Q6_K, "q6_k", QK_K, sizeof(block_q6_K), true, true, Type::Q8_K,
      blocks_to_float<block_q6_K, dequantize_row_q6_K>,
      blocks_from_float<block_q6_K, quantize_row_q6_K_ref>},
-    // Not a tensor type: ggml never stores it and no kernel takes it as weights.
+    // Not tensor types: ggml never stores them and no kernel takes them as weights.
+    {Type::Q8_1, "q8_1", QK8_1, sizeof(block_q8_1), true, false, Type::Q8_1,
+     blocks_to_float<block_q8_1, dequantize_row_q8_1>,
+     blocks_from_float<block_q8_1, quantize_row_q8_1_ref>},
     {Type::Q8_K, "q8_k", QK_K, sizeof(block_q8_K), true, false, Type::Q8_K,
      blocks_to_float<block_q8_K, dequantize_row_q8_K>,
      blocks_from_float<block_q8_K, quantize_row_q8_K_ref>},

@@ -17,10 +17,17 @@ enum class Type : uint32_t {
     F32 = 0,
     F16 = 1,
     Q4_0 = 2,
+    Q4_1 = 3,
+    Q5_0 = 6,
+    Q5_1 = 7,
     Q8_0 = 8,
+    Q8_1 = 9,  // activations for Q4_1 and Q5_1 only: no file stores it (type_from_id rejects it)
     Q4_K = 12,
+    Q5_K = 13,
     Q6_K = 14,
-    Q8_K = 15,  // activations for Q4_K and Q6_K only: no file stores it (type_from_id rejects it)
+    Q8_K = 15,  // activations for the k-quants only: no file stores it (type_from_id rejects it)
+    IQ4_NL = 20,
+    IQ4_XS = 23,
     BF16 = 30,
 };
 
@@ -31,8 +38,8 @@ struct TypeTraits {
     int64_t block_size;  // elements per block (1 for float types)
     size_t type_size;    // bytes per block
     bool quantized;
-    // A type tensors have, which files and users may name; false for Q8_K, which only ever
-    // holds activations.
+    // A type tensors have, which files and users may name; false for Q8_1 and Q8_K, which only
+    // ever hold activations.
     bool tensor;
     Type vec_dot_type;  // what activations are converted to before a dot product with this type
     // Scalar reference conversions; n is a multiple of block_size.
@@ -42,7 +49,7 @@ struct TypeTraits {
 
 // The number of rows of the type table: the size of per-type arrays (kernels.h). type.cpp
 // checks it against the table at compile time.
-constexpr int kTypeCount = 8;
+constexpr int kTypeCount = 15;
 
 // t's row. Throws std::invalid_argument for a value that is not a type of the table (a cast
 // from an unchecked integer; type_from_id() guards files).
@@ -59,7 +66,7 @@ std::span<const Type> all_types();
 
 // A type id read from a file: nullopt when lila does not know it as a tensor type.
 std::optional<Type> type_from_id(uint32_t id);
-// "q4_0" -> Type::Q4_0 (case-insensitive); nullopt when unknown or not a tensor type (q8_k).
+// "q4_0" -> Type::Q4_0 (case-insensitive); nullopt when unknown or not a tensor type (q8_1, q8_k).
 std::optional<Type> type_from_name(std::string_view name);
 
 inline const char* type_name(Type t) {

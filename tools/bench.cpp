@@ -1,5 +1,7 @@
 // lila bench: prompt processing and token generation speed, like llama-bench, with the
-// machine's memory bandwidth measured in the same run as the yardstick for decode.
+// machine's memory bandwidth measured in the same run as the yardstick for decode. With
+// --parallel, generation also runs N sequences at once, one token of each per forward pass
+// (like llama-batched-bench): the aggregate tokens/s a server gets from continuous batching.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,12 +21,13 @@ struct BenchArgs {
     ModelArgs model;
     std::vector<int64_t> n_prompt{128}, n_gen{32}, depth{0};
     std::vector<int> threads;
+    std::vector<int> parallel{1};
     int reps = 5;
     std::string output = "md";
 };
 
 struct Row {
-    std::string test;  // "pp128", "tg32", "tg32@d2048"
+    std::string test;  // "pp128", "tg32", "tg32@d2048", "tg32x8" (8 sequences at once)
     int threads;
     double avg_ts, stddev_ts, max_ts;  // max: the best repetition (on a shared machine, the
                                        // rate the hardware gives when the run gets the CPUs)
@@ -119,6 +122,31 @@ void print_rows(const BenchArgs& a, const Model& m, const std::vector<Row>& rows
     }
 }
 
+// Generation of n tokens in each of np sequences at once (one token of each per forward
+// pass), each after d tokens of context: aggregate tokens/s.
+Row generation(Session& s, int64_t d, int64_t n, int np, int reps, int32_t n_vocab) {
+    std::vector<BatchToken> batch;
+    for (int seq = 0; seq < np; seq++) {
+        s.truncate(0, seq);
+        if (d == 0) continue;
+        batch.clear();
+        for (int32_t id : random_tokens(d, n_vocab, 7 + seq)) batch.push_back({id, seq});
+        s.eval_batch(batch);
+    }
+    const auto ids = random_tokens(n * np, n_vocab, 43);
+    const Rate rate = measure(reps, n * np, [&] {
+        for (int seq = 0; seq < np; seq++) s.truncate(d, seq);
+        for (int64_t step = 0; step < n; step++) {
+            batch.clear();
+            for (int seq = 0; seq < np; seq++) batch.push_back({ids[step * np + seq], seq, true});
+            s.eval_batch(batch);
+        }
+    });
+    const std::string test = "tg" + std::to_string(n) + (d ? "@d" + std::to_string(d) : "") +
+                             (np > 1 ? "x" + std::to_string(np) : "");
+    return {test, 0, rate.mean, rate.stddev, rate.max};
+}
+
 void run(const BenchArgs& a) {
     auto model = load_model(a.model);
     const int32_t n_vocab = static_cast<int32_t>(model->hp.n_vocab);
@@ -140,6 +168,7 @@ void run(const BenchArgs& a) {
         SessionParams sp = a.model.session_params();
         sp.n_threads = sp.n_threads_batch = t;
         sp.n_ctx = std::max(need_ctx, a.model.ctx);
+        sp.n_seq = *std::max_element(a.parallel.begin(), a.parallel.end());
         Session s(*model, sp);
 
         for (int64_t n : a.n_prompt) {
@@ -153,24 +182,17 @@ void run(const BenchArgs& a) {
             std::fprintf(stderr, "pp%lld, %d threads: %.2f t/s\n", (long long)n, t, rate.mean);
         }
         for (int64_t d : a.depth) {
-            const auto context = random_tokens(std::max<int64_t>(d, 1), n_vocab, 7);
             for (int64_t n : a.n_gen) {
                 if (n <= 0) continue;
-                const auto ids = random_tokens(n, n_vocab, 43);
-                if (d > 0) {
-                    s.truncate(0);
-                    s.eval(context);
+                for (int np : a.parallel) {
+                    Row r = generation(s, d, n, np, a.reps, n_vocab);
+                    r.threads = t;
+                    // Each step streams the weights once, for all np sequences.
+                    r.bandwidth_gbs = r.avg_ts / np * tok_bytes / 1e9;
+                    r.roofline_frac = r.avg_ts / np * tok_bytes / bandwidth;
+                    rows.push_back(r);
+                    std::fprintf(stderr, "%s, %d threads: %.2f t/s\n", r.test.c_str(), t, r.avg_ts);
                 }
-                const Rate rate = measure(a.reps, n, [&] {
-                    s.truncate(d);
-                    for (int32_t id : ids) s.eval({&id, 1});
-                });
-                Row r{"tg" + std::to_string(n) + (d ? "@d" + std::to_string(d) : ""), t, rate.mean,
-                      rate.stddev, rate.max};
-                r.bandwidth_gbs = rate.mean * tok_bytes / 1e9;
-                r.roofline_frac = rate.mean * tok_bytes / bandwidth;
-                rows.push_back(r);
-                std::fprintf(stderr, "%s, %d threads: %.2f t/s\n", r.test.c_str(), t, rate.mean);
             }
         }
     }
@@ -193,6 +215,10 @@ void register_bench(CLI::App& app) {
     cmd->add_option("-t,--threads", a->threads, "thread counts")
         ->delimiter(',')
         ->check(CLI::Range(1, 1024));
+    cmd->add_option("--parallel", a->parallel,
+                    "-np: sequences generated at once (tgNxP rows: aggregate tokens/s)")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 256));
     cmd->add_option("-r,--repetitions", a->reps, "repetitions after a warm-up")
         ->check(CLI::Range(1, 1000));
     cmd->add_option("-o,--output", a->output, "md, json or csv")

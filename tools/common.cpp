@@ -93,9 +93,10 @@ SamplerParams SamplingArgs::resolve() const {
 }
 
 void startup(int argc, char** argv) {
-    static char threads_batch[] = "--threads-batch";
+    static char threads_batch[] = "--threads-batch", parallel[] = "--parallel";
     for (int i = 1; i < argc; i++) {
         if (std::strcmp(argv[i], "-tb") == 0) argv[i] = threads_batch;
+        if (std::strcmp(argv[i], "-np") == 0) argv[i] = parallel;
     }
     // libgomp's default when nothing is set: a waiting thread spins 300,000 times (about 8 ms
     // here) before it sleeps. On a machine shared with other work that spinning takes the CPU

@@ -48,8 +48,8 @@ int physical_cores();
 // - libgomp reads its spin-wait settings once, when it is loaded (before main): when the user
 //   has set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, sets GOMP_SPINCOUNT to lila's default
 //   and re-executes the program (docs/PERF.md: OpenMP waiting);
-// - rewrites llama.cpp's two-letter short option -tb as --threads-batch, which CLI11 cannot
-//   declare.
+// - rewrites llama.cpp's two-letter short options -tb and -np as --threads-batch and
+//   --parallel, which CLI11 cannot declare.
 void startup(int argc, char** argv);
 
 // The contents of a text file; Error naming the file when it cannot be read or is not UTF-8
@@ -65,6 +65,7 @@ void register_convert(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_info(CLI::App& app);
 void register_perplexity(CLI::App& app);
+void register_serve(CLI::App& app);
 void register_tokenize(CLI::App& app);
 
 }  // namespace lila::tools

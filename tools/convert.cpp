@@ -25,6 +25,7 @@ namespace {
 struct ConvertArgs {
     std::string input, output, tokenizer, type = "f16", name, random;
     int threads = 0;
+    bool confident = false;
 };
 
 bool has_gguf_magic(const std::string& path) {
@@ -86,7 +87,10 @@ void run(const ConvertArgs& a) {
     }
     const auto t0 = Clock::now();
     if (!a.random.empty()) {
-        write_random_model(a.random, a.output, opts, 1, progress_printer());
+        RandomModelOptions r;
+        r.confident = a.confident;
+        r.tokenizer = a.tokenizer;
+        write_random_model(model_preset(a.random), a.output, opts, r, progress_printer());
     } else if (std::filesystem::is_directory(a.input)) {
         convert_hf(a.input, a.output, opts, progress_printer());
     } else if (has_gguf_magic(a.input)) {
@@ -115,10 +119,15 @@ void register_convert(CLI::App& app) {
                                 "write random weights at a preset's shapes instead:" + presets);
     in->excludes(rnd);
     cmd->add_option("-o,--output", a->output, "output GGUF file")->required();
-    cmd->add_option(
-        "--type", a->type,
-        "weight type: " + file_type_names() + " (q4_k_m: llama.cpp's mix of Q4_K and Q6_K)");
-    cmd->add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer.bin (llama2.c input)");
+    cmd->add_option("--type", a->type,
+                    "weight type: " + file_type_names() +
+                        " (q4_k_s, q4_k_m, q5_k_s, q5_k_m: llama.cpp's mixes)");
+    cmd->add_option("--tokenizer", a->tokenizer,
+                    "llama2.c input: its tokenizer.bin; --random: the vocabulary of a "
+                    "tokenizer.json or a GGUF model");
+    cmd->add_flag("--confident", a->confident,
+                  "--random: a large output-layer scale, so predictions are confident and a "
+                  "wrong block changes the tokens");
     cmd->add_option("--name", a->name, "model name stored in the file");
     cmd->add_option("-t,--threads", a->threads, "threads (default: physical cores)")
         ->check(CLI::Range(1, 1024));

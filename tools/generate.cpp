@@ -51,7 +51,9 @@ void run(const GenerateArgs& a) {
     const float* out = session.eval(ids);
     const double prompt_s = seconds_since(t_prompt);
 
-    StreamDecoder decoder(tok);
+    // After BOS (an empty prompt) the text starts afresh: its first piece's leading space is
+    // SentencePiece's word marker, not text, and is dropped as llama2.c does.
+    StreamDecoder decoder(tok, tok.is_special(ids.back()));
     const auto t_gen = Clock::now();
     int n_gen = 0;
     while (n_gen < a.n_predict) {

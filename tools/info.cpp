@@ -40,6 +40,7 @@ void run(const ModelArgs& a) {
     std::printf("file:        %s (%.2f MB, GGUF v%u)\n", f.path().c_str(), f.file_size() / 1e6,
                 f.version());
     std::printf("model:       %s, %s\n", model->name().c_str(), model->type_summary().c_str());
+    std::printf("arch:        %s\n", model->arch->name);
     std::printf(
         "shape:       %lld layers, width %lld, ffn %lld, heads %lld (kv %lld), head dim %lld\n",
         (long long)hp.n_layer, (long long)hp.n_embd, (long long)hp.n_ff, (long long)hp.n_head,

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     lila::tools::register_generate(app);
     lila::tools::register_info(app);
     lila::tools::register_perplexity(app);
+    lila::tools::register_serve(app);
     lila::tools::register_tokenize(app);
     try {
         app.parse(argc, argv);

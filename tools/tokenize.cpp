@@ -43,8 +43,9 @@ void register_tokenize(CLI::App& app) {
     cmd->add_flag("--ids", a->ids_only, "print only the ids, as a JSON array");
     cmd->add_flag("--no-bos", a->no_bos, "do not add BOS");
     cmd->add_flag("--special", a->special, "parse special-token text into special tokens");
-    cmd->callback([a] {
-        if (a->prompt.empty() && a->file.empty()) throw Error("tokenize: give -p TEXT or -f FILE");
+    // An empty text is a text (it has no tokens): only a missing one is an error.
+    cmd->callback([a, p, f] {
+        if (p->count() == 0 && f->count() == 0) throw Error("tokenize: give -p TEXT or -f FILE");
         run(*a);
     });
 }

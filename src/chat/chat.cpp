@@ -11,6 +11,7 @@
 #include "src/base/clock.h"
 #include "src/base/error.h"
 #include "src/base/utf8.h"
+#include "src/chat/stop_text.h"
 #include "src/tokenizer/tokenizer.h"
 
 namespace lila {
@@ -38,68 +39,35 @@ bool raised(const std::atomic<bool>* flag) {
     return flag && flag->load();
 }
 
-// The reply as it streams: finds the end-of-turn markers that come as text, holds back text
-// that could be the start of one (so a marker is never shown in part), and passes the rest
-// on, less the leading whitespace.
+// The reply as it streams: cut at the end-of-turn markers that come as text (never shown,
+// not even in part), less the leading whitespace.
 class ReplyText {
 public:
     ReplyText(const std::vector<std::string>& stops, const Chat::TextSink& sink)
         : stops_(stops), sink_(sink) {}
 
-    // Adds decoded text; true when it completed a marker (the text is cut where it begins).
+    // Adds decoded text; true when it completed a marker.
     bool add(std::string_view piece) {
-        const size_t old_size = text_.size();
-        text_ += piece;
-        size_t cut = std::string::npos;
-        for (const std::string& stop : stops_) {
-            // A new match ends inside the new piece.
-            const size_t from = old_size >= stop.size() ? old_size - stop.size() + 1 : 0;
-            cut = std::min(cut, text_.find(stop, from));
-        }
-        if (cut != std::string::npos) {
-            text_.resize(cut);
-            emit(cut);
-            return true;
-        }
-        emit(text_.size() - held_back());
-        return false;
+        emit(stops_.add(piece));
+        return stops_.stopped();
     }
 
     // Passes on whatever was held back.
-    void finish() { emit(text_.size()); }
+    void finish() { emit(stops_.finish()); }
 
-    const std::string& text() const { return text_; }
+    const std::string& text() const { return stops_.text(); }
 
 private:
-    // The longest tail of the unshown text that begins some marker.
-    size_t held_back() const {
-        const std::string_view unshown = std::string_view(text_).substr(shown_);
-        size_t hold = 0;
-        for (const std::string& stop : stops_) {
-            for (size_t n = std::min(stop.size() - 1, unshown.size()); n > hold; n--) {
-                if (unshown.ends_with(std::string_view(stop).substr(0, n))) {
-                    hold = n;
-                    break;
-                }
-            }
-        }
-        return hold;
-    }
-
-    void emit(size_t end) {
+    void emit(std::string_view text) {
         if (!started_) {
-            while (shown_ < end && is_space(text_[shown_])) shown_++;
-            started_ = shown_ < end;
+            while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+            started_ = !text.empty();
         }
-        if (end <= shown_) return;
-        if (sink_) sink_(std::string_view(text_).substr(shown_, end - shown_));
-        shown_ = end;
+        if (!text.empty() && sink_) sink_(text);
     }
 
-    const std::vector<std::string>& stops_;
+    StopText stops_;
     const Chat::TextSink& sink_;
-    std::string text_;
-    size_t shown_ = 0;      // text_[0, shown_) has been passed on (or skipped as leading space)
     bool started_ = false;  // something other than whitespace has been passed on
 };
 

@@ -20,7 +20,44 @@ constexpr ChatTemplate kTemplates[] = {
     //          system prefix, suffix, merge_system,  user prefix, suffix,
     //          assistant prefix, suffix,  generation prompt, end-of-turn markers.
 
-    // ChatML: SmolLM, Qwen and many fine-tunes.
+    // Phi-4 (14B): ChatML with <|im_sep|> after the role.
+    {"phi4", {"<|im_sep|>", nullptr}, nullptr, "",
+     "<|im_start|>system<|im_sep|>", "<|im_end|>", false,
+     "<|im_start|>user<|im_sep|>", "<|im_end|>",
+     "<|im_start|>assistant<|im_sep|>", "<|im_end|>",
+     "<|im_start|>assistant<|im_sep|>", {"<|im_end|>", "<|endoftext|>", nullptr}},
+
+    // SmolLM3: ChatML whose system turn is a metadata header (reasoning mode /think, the
+    // template's default) around the custom instructions, with a default of its own.
+    {"smollm3", {"<|im_start|>", "Reasoning Mode"}, nullptr, "",
+     "<|im_start|>system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\n"
+     "Reasoning Mode: /think\n\n## Custom Instructions\n\n", "\n\n<|im_end|>\n", false,
+     "<|im_start|>user\n", "<|im_end|>\n",
+     "<|im_start|>assistant\n", "<|im_end|>\n",
+     "<|im_start|>assistant\n", {"<|im_end|>", "<|endoftext|>", nullptr},
+     "You are a helpful AI assistant named SmolLM, trained by Hugging Face. Your role as an "
+     "assistant involves thoroughly exploring questions through a systematic thinking process "
+     "before providing the final precise and accurate solutions. This requires engaging in a "
+     "comprehensive cycle of analysis, summarizing, exploration, reassessment, reflection, "
+     "backtracking, and iteration to develop well-considered thinking process. Please structure "
+     "your response into two main sections: Thought and Solution using the specified format: "
+     "<think> Thought section </think> Solution section. In the Thought section, detail your "
+     "reasoning process in steps. Each step should include detailed considerations such as "
+     "analysing questions, summarizing relevant findings, brainstorming new ideas, verifying the "
+     "accuracy of the current steps, refining any errors, and revisiting previous steps. In the "
+     "Solution section, based on various attempts, explorations, and reflections from the Thought "
+     "section, systematically present the final solution that you deem correct. The Solution "
+     "section should be logical, accurate, and concise and detail necessary steps needed to "
+     "reach the conclusion."},
+
+    // Qwen 2.5: ChatML with a default system prompt.
+    {"qwen2.5", {"<|im_start|>", "You are Qwen, created by Alibaba Cloud"}, nullptr, "",
+     "<|im_start|>system\n", "<|im_end|>\n", false,  "<|im_start|>user\n", "<|im_end|>\n",
+     "<|im_start|>assistant\n", "<|im_end|>\n",
+     "<|im_start|>assistant\n", {"<|im_end|>", "<|endoftext|>", nullptr},
+     "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."},
+
+    // ChatML: SmolLM2, Qwen 2 and 3, and many fine-tunes.
     {"chatml", {"<|im_start|>", nullptr}, nullptr, "",
      "<|im_start|>system\n", "<|im_end|>\n", false,  "<|im_start|>user\n", "<|im_end|>\n",
      "<|im_start|>assistant\n", "<|im_end|>\n",
@@ -39,6 +76,33 @@ constexpr ChatTemplate kTemplates[] = {
      "", "\n\n", true,  "[INST] ", "[/INST]",
      " ", "{eos}",
      "", {"{eos}", nullptr, nullptr}},
+
+    // Phi-4-mini: <|role|> tags with no line breaks, turns ended by <|end|>.
+    {"phi4-mini", {"'<|' + message['role'] + '|>'", "<|end|>"}, nullptr, "",
+     "<|system|>", "<|end|>", false,  "<|user|>", "<|end|>",
+     "<|assistant|>", "<|end|>",
+     "<|assistant|>", {"<|end|>", "<|endoftext|>", nullptr}},
+
+    // Phi-3 and 3.5.
+    {"phi3", {"<|assistant|>", "<|end|>"}, nullptr, "",
+     "<|system|>\n", "<|end|>\n", false,  "<|user|>\n", "<|end|>\n",
+     "<|assistant|>\n", "<|end|>\n",
+     "<|assistant|>\n", {"<|end|>", "<|endoftext|>", nullptr}},
+
+    // OLMo 2 (Tulu 3's template): BOS first, turns end with a line break, the assistant's
+    // with EOS too.
+    {"olmo2", {"<|user|>", "{{ bos_token }}"}, "<|end|>", "{bos}",
+     "<|system|>\n", "\n", false,  "<|user|>\n", "\n",
+     "<|assistant|>\n", "{eos}\n",
+     "<|assistant|>\n", {"{eos}", nullptr, nullptr}},
+
+    // Granite 3: role tags, turns ended by <|end_of_text|>. Without a system message the
+    // model's template writes one with today's date; lila writes none (as llama.cpp).
+    {"granite", {"<|start_of_role|>", nullptr}, nullptr, "",
+     "<|start_of_role|>system<|end_of_role|>", "<|end_of_text|>\n", false,
+     "<|start_of_role|>user<|end_of_role|>", "<|end_of_text|>\n",
+     "<|start_of_role|>assistant<|end_of_role|>", "<|end_of_text|>\n",
+     "<|start_of_role|>assistant<|end_of_role|>", {"<|end_of_text|>", nullptr, nullptr}},
 
     // Zephyr, also TinyLlama chat. Phi-3 uses the same tags but ends turns with <|end|>.
     {"zephyr", {"<|user|>", "<|assistant|>"}, "<|end|>", "",
@@ -174,6 +238,14 @@ std::string format_chat(const ChatTemplate& t, const Vocab& vocab,
     std::string out;
     append_fragment(out, t.start, vocab);
     std::string_view pending_system;  // for merge_system: waits for the first user message
+    const bool has_system = std::any_of(messages.begin(), messages.end(), [](const ChatMessage& m) {
+        return m.role == Role::System;
+    });
+    if (t.default_system && !has_system) {
+        append_fragment(out, t.system_prefix, vocab);
+        out += t.default_system;
+        append_fragment(out, t.system_suffix, vocab);
+    }
     for (const ChatMessage& m : messages) {
         switch (m.role) {
             case Role::System:

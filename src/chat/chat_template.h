@@ -51,6 +51,9 @@ struct ChatTemplate {
     // End-of-turn markers: generation stops at them and they are never shown. A marker that
     // is a special token of the vocabulary is matched by id, any other as text.
     std::array<const char*, 3> stops;
+    // The system prompt the model's template writes when the conversation has none
+    // (nullptr: no system message then).
+    const char* default_system = nullptr;
 };
 
 // The table, in detection order; the last row is "plain", the fallback.

@@ -23,22 +23,28 @@ ModelLayout layout_of(const GGUFFile& f) {
 
 }  // namespace
 
-void set_llama_metadata(GGUFWriter& w, const HParams& hp, const std::string& name, FileType type) {
+void set_model_metadata(GGUFWriter& w, const std::string& arch, const HParams& hp,
+                        const std::string& name, FileType type) {
     auto u32 = [](int64_t v) { return GGUFValue::u32(static_cast<uint32_t>(v)); };
-    w.set("general.architecture", GGUFValue::string("llama"));
+    const std::string k = arch + ".";
+    w.set("general.architecture", GGUFValue::string(arch));
     w.set("general.name", GGUFValue::string(name));
     w.set("general.file_type", GGUFValue::u32(gguf_file_type(type)));
     w.set("general.quantization_version", GGUFValue::u32(2));
-    w.set("llama.vocab_size", u32(hp.n_vocab));
-    w.set("llama.context_length", u32(hp.n_ctx_train));
-    w.set("llama.embedding_length", u32(hp.n_embd));
-    w.set("llama.block_count", u32(hp.n_layer));
-    w.set("llama.feed_forward_length", u32(hp.n_ff));
-    w.set("llama.attention.head_count", u32(hp.n_head));
-    w.set("llama.attention.head_count_kv", u32(hp.n_head_kv));
-    w.set("llama.attention.layer_norm_rms_epsilon", GGUFValue::f32(hp.norm_eps));
-    w.set("llama.rope.dimension_count", u32(hp.rope_dim));
-    w.set("llama.rope.freq_base", GGUFValue::f32(hp.rope_theta));
+    w.set(k + "vocab_size", u32(hp.n_vocab));
+    w.set(k + "context_length", u32(hp.n_ctx_train));
+    w.set(k + "embedding_length", u32(hp.n_embd));
+    w.set(k + "block_count", u32(hp.n_layer));
+    w.set(k + "feed_forward_length", u32(hp.n_ff));
+    w.set(k + "attention.head_count", u32(hp.n_head));
+    w.set(k + "attention.head_count_kv", u32(hp.n_head_kv));
+    w.set(k + "attention.layer_norm_rms_epsilon", GGUFValue::f32(hp.norm_eps));
+    if (hp.head_dim * hp.n_head != hp.n_embd) {
+        w.set(k + "attention.key_length", u32(hp.head_dim));
+        w.set(k + "attention.value_length", u32(hp.head_dim));
+    }
+    w.set(k + "rope.dimension_count", u32(hp.rope_dim));
+    w.set(k + "rope.freq_base", GGUFValue::f32(hp.rope_theta));
 }
 
 void add_float_tensor(GGUFWriter& w, const std::string& name, int64_t rows, int64_t cols,

@@ -18,8 +18,11 @@ struct ConvertOptions {
     std::string name;  // general.name; empty: keep the input's, or its file name
 };
 
-// Writes general.* and llama.* metadata for a model of shape `hp` written as file type `type`.
-void set_llama_metadata(GGUFWriter& w, const HParams& hp, const std::string& name, FileType type);
+// Writes general.* and the architecture's hyperparameter keys ({arch}.block_count, ...; the
+// head size as attention.key_length/value_length when it is not n_embd / n_head) for a model
+// of shape `hp` written as file type `type`.
+void set_model_metadata(GGUFWriter& w, const std::string& arch, const HParams& hp,
+                        const std::string& name, FileType type);
 
 // Supplies a tensor's values as floats when the writer asks for them: returns rows × cols
 // floats, either in place (a mapped checkpoint) or filled into `scratch`.
@@ -33,13 +36,15 @@ void add_float_tensor(GGUFWriter& w, const std::string& name, int64_t rows, int6
 
 // Converts the Hugging Face model directory DIR (config.json, model.safetensors or shards
 // with model.safetensors.index.json, tokenizer.json, tokenizer_config.json, ...) into a GGUF
-// file at OUT, written atomically. Architectures: LlamaForCausalLM (Llama 2/3/3.1/3.2,
-// TinyLlama, SmolLM; "llama3" RoPE scaling becomes rope_freqs.weight), MistralForCausalLM
-// and Qwen2ForCausalLM (q/k/v biases). All are written as llama.cpp's "llama" architecture
-// with q/k rows in GGUF's interleaved-pair RoPE layout -- Qwen2 included, whose file
-// llama.cpp writes as "qwen2" in HF's rotate-half layout for its NEOX RoPE: lila has one RoPE
-// kernel, and "llama" with biases is what both lila and llama.cpp run correctly. Error naming
-// the file for a missing, corrupt or unsupported part; no OUT is left behind then.
+// file at OUT, written atomically, with the architecture, keys and tensor names llama.cpp's
+// converter writes: LlamaForCausalLM (Llama 2/3/3.1/3.2, TinyLlama, SmolLM; "llama3" RoPE
+// scaling becomes rope_freqs.weight) and MistralForCausalLM as "llama", Qwen2ForCausalLM as
+// "qwen2", Qwen3ForCausalLM as "qwen3", Gemma2ForCausalLM and Gemma3ForCausalLM (text) as
+// "gemma2"/"gemma3" (norms stored as 1 + w), Phi3ForCausalLM as "phi3" (fused projections,
+// partial and LongRoPE), SmolLM3ForCausalLM as "smollm3", GraniteForCausalLM as "granite" and
+// Olmo2ForCausalLM as "olmo2". q/k rows are permuted into GGUF's interleaved pairs for the
+// NORM-RoPE architectures only (src/runtime/arch.h). Error naming the file for a missing,
+// corrupt or unsupported part; no OUT is left behind then.
 void convert_hf(const std::string& dir, const std::string& out, const ConvertOptions& opts,
                 const GGUFWriter::Progress& progress = {});
 

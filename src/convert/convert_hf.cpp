@@ -12,6 +12,7 @@
 #include "src/base/error.h"
 #include "src/convert/convert.h"
 #include "src/io/safetensors.h"
+#include "src/runtime/arch.h"
 #include "src/tokenizer/hf_tokenizer.h"
 
 namespace lila {
@@ -21,14 +22,41 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kArchitectures[] = {"LlamaForCausalLM", "MistralForCausalLM",
-                                          "Qwen2ForCausalLM"};
+// A Hugging Face model class and the architecture llama.cpp's converter writes it as
+// (src/runtime/arch.h). NORM-RoPE architectures get their q/k rows permuted into GGUF's
+// interleaved pairs; NEOX ones keep Hugging Face's layout.
+struct HfClass {
+    const char* name;  // config.json "architectures"[0]
+    const char* arch;  // general.architecture
+    bool biases;       // q/k/v biases, where llama.cpp's graph for the architecture adds them
+    bool gemma_norms;  // RMSNorm scales by 1 + w: GGUF stores 1 + w (llama.cpp's converter)
+};
+
+constexpr HfClass kClasses[] = {
+    {"LlamaForCausalLM", "llama", true, false},
+    {"MistralForCausalLM", "llama", true, false},
+    {"Qwen2ForCausalLM", "qwen2", true, false},
+    {"Qwen3ForCausalLM", "qwen3", false, false},
+    {"Gemma2ForCausalLM", "gemma2", false, true},
+    {"Gemma3ForCausalLM", "gemma3", false, true},
+    {"Phi3ForCausalLM", "phi3", false, false},
+    {"SmolLM3ForCausalLM", "smollm3", false, false},
+    {"GraniteForCausalLM", "granite", false, false},
+    {"Olmo2ForCausalLM", "olmo2", false, false},
+};
 
 struct HfModel {
+    const HfClass* cls = nullptr;
+    const Arch* arch = nullptr;
     HParams hp;
     bool explicit_head_dim = false;   // config.json names head_dim
     bool tied_embeddings = false;     // no lm_head: the output layer is the embedding
     std::vector<float> rope_factors;  // Llama 3.1 "llama3" RoPE scaling; empty when none
+    // Phi-3's LongRoPE factors and the context they switch at (0: none).
+    std::vector<float> long_factors, short_factors;
+    int64_t n_ctx_orig = 0;
+    // Architecture keys beyond the common ones ({arch}.attention.sliding_window, ...).
+    std::vector<std::pair<std::string, GGUFValue>> keys;
 };
 
 // Llama 3.1's long-context RoPE scaling as per-frequency divisors (rope_freqs.weight),
@@ -67,6 +95,84 @@ std::vector<float> llama3_rope_factors(const json& scaling, float theta, int64_t
     return factors;
 }
 
+// Phi-3's LongRoPE: per-frequency factors for long and short contexts (rope_factors_long,
+// rope_factors_short) and the attention factor llama.cpp's converter computes.
+template <class Fail>
+void read_long_rope(const json& rope, HfModel& m, double orig, const Fail& fail) {
+    const auto factors = [&](const char* key) {
+        const auto it = rope.find(key);
+        if (it == rope.end() || !it->is_array()) fail(std::string("rope_scaling lacks ") + key);
+        std::vector<float> f = it->get<std::vector<float>>();
+        if (int64_t(f.size()) != m.hp.rope_dim / 2) {
+            fail(std::string("rope_scaling.") + key + " has " + std::to_string(f.size()) +
+                 " factors for " + std::to_string(m.hp.rope_dim / 2) + " frequencies");
+        }
+        return f;
+    };
+    if (orig <= 0) fail("LongRoPE needs original_max_position_embeddings");
+    m.long_factors = factors("long_factor");
+    m.short_factors = factors("short_factor");
+    m.n_ctx_orig = int64_t(orig);
+    const double scale = double(m.hp.n_ctx_train) / orig;
+    const double attn_factor = scale > 1 ? std::sqrt(1 + std::log(scale) / std::log(orig)) : 1.0;
+    const std::string k = std::string(m.arch->name) + ".";
+    m.keys.emplace_back(k + "rope.scaling.original_context_length", GGUFValue::u32(uint32_t(orig)));
+    m.keys.emplace_back(k + "rope.scaling.attn_factor", GGUFValue::f32(attn_factor));
+}
+
+// The keys of each architecture's variants, as llama.cpp's converter writes them, and the
+// settings llama.cpp fixes rather than reads (refused when a checkpoint differs).
+template <class Fail>
+void read_variant_keys(const json& c, HfModel& m, const Fail& fail) {
+    const std::string k = std::string(m.arch->name) + ".";
+    auto number = [&](const char* key) -> const json* {
+        const auto it = c.find(key);
+        return it == c.end() || !it->is_number() ? nullptr : &*it;
+    };
+    auto f32 = [&](const char* key, const std::string& gguf_key, double fallback) {
+        const json* v = number(key);
+        m.keys.emplace_back(gguf_key, GGUFValue::f32(v ? v->get<double>() : fallback));
+    };
+    if (m.arch->sliding) {
+        if (const json* w = number("sliding_window")) {
+            m.keys.emplace_back(k + "attention.sliding_window", GGUFValue::u32(w->get<uint32_t>()));
+        }
+    }
+    if (m.arch->softcap) {
+        f32("attn_logit_softcapping", k + "attn_logit_softcapping", 50.0);
+        f32("final_logit_softcapping", k + "final_logit_softcapping", 30.0);
+    }
+    if (m.arch->granite_scales) {
+        for (const char* key : {"embedding_multiplier", "residual_multiplier",
+                                "attention_multiplier", "logits_scaling"}) {
+            if (!number(key)) fail(std::string("missing ") + key);
+        }
+        f32("embedding_multiplier", k + "embedding_scale", 1.0);
+        f32("residual_multiplier", k + "residual_scale", 1.0);
+        f32("attention_multiplier", k + "attention.scale", 1.0);
+        f32("logits_scaling", k + "logit_scale", 1.0);
+    }
+    if (m.arch->local_rope_base > 0) {
+        const json* base = number("rope_local_base_freq");
+        const json* every = number("sliding_window_pattern");
+        if ((base && base->get<double>() != m.arch->local_rope_base) ||
+            (every && every->get<int64_t>() != m.arch->global_every)) {
+            fail("a sliding-window pattern or local RoPE base other than Gemma 3's");
+        }
+    }
+    if (m.arch->no_rope_every > 0) {
+        if (const auto it = c.find("no_rope_layers"); it != c.end() && it->is_array()) {
+            const auto layers = it->get<std::vector<int>>();
+            for (size_t i = 0; i < layers.size(); i++) {
+                if ((layers[i] != 0) != m.arch->layer_has_rope(int64_t(i))) {
+                    fail("no_rope_layers: RoPE must be skipped in every " +
+                         std::to_string(m.arch->no_rope_every) + "th layer alone");
+                }
+            }
+        }
+    }
+}
+
 HfModel read_config(const std::string& dir) {
     const std::string where = (fs::path(dir) / "config.json").string();
     if (!fs::exists(where)) throw Error(dir + ": no config.json (not a Hugging Face model?)");
@@ -74,17 +180,21 @@ HfModel read_config(const std::string& dir) {
     auto fail = [&](const std::string& problem) -> int64_t { throw Error(where + ": " + problem); };
 
     std::string supported;
-    for (const char* a : kArchitectures)
-        supported += (supported.empty() ? "" : ", ") + std::string(a);
+    for (const HfClass& k : kClasses) {
+        supported += (supported.empty() ? "" : ", ") + std::string(k.name);
+    }
     const auto archs = c.find("architectures");
     const std::string arch =
         archs != c.end() && archs->is_array() && !archs->empty() && (*archs)[0].is_string()
             ? (*archs)[0].get<std::string>()
             : "";
-    if (std::find(std::begin(kArchitectures), std::end(kArchitectures), arch) ==
-        std::end(kArchitectures)) {
-        fail("architecture '" + arch + "' is not supported (supported: " + supported + ")");
+    HfModel m;
+    for (const HfClass& k : kClasses) {
+        if (arch == k.name) m.cls = &k;
     }
+    if (!m.cls) fail("architecture '" + arch + "' is not supported (supported: " + supported + ")");
+    m.arch = find_arch(m.cls->arch);
+    const std::string prefix = std::string(m.arch->name) + ".";
 
     auto number = [&](const char* key) -> const json* {
         const auto it = c.find(key);
@@ -105,7 +215,6 @@ HfModel read_config(const std::string& dir) {
         return v ? v->get<double>() : fallback;
     };
 
-    HfModel m;
     HParams& hp = m.hp;
     hp.n_vocab = count("vocab_size");
     hp.n_embd = count("hidden_size");
@@ -118,13 +227,24 @@ HfModel read_config(const std::string& dir) {
     m.explicit_head_dim = number("head_dim") != nullptr;
     hp.head_dim = count("head_dim", hp.n_embd / hp.n_head);
     hp.rope_dim = hp.head_dim;
+    if (const json* f = number("partial_rotary_factor")) {  // Phi-4-mini: RoPE on 3/4 of a head
+        if (!f->is_number()) fail("partial_rotary_factor is not a number");
+        hp.rope_dim = int64_t(f->get<double>() * double(hp.n_embd)) / hp.n_head;  // as llama.cpp
+        if (hp.rope_dim <= 0 || hp.rope_dim % 2 != 0 || hp.rope_dim > hp.head_dim) {
+            fail("partial_rotary_factor " + f->dump() + " gives " + std::to_string(hp.rope_dim) +
+                 " rotated dimensions of " + std::to_string(hp.head_dim));
+        }
+    }
     if (hp.n_head % hp.n_head_kv != 0 || hp.head_dim % 2 != 0 ||
         (!m.explicit_head_dim && hp.n_embd % hp.n_head != 0)) {
         fail("inconsistent attention shape: " + std::to_string(hp.n_head) + " heads, " +
              std::to_string(hp.n_head_kv) + " KV heads of " + std::to_string(hp.head_dim));
     }
-    if (const json* act = number("hidden_act"); act && *act != "silu") {
-        fail("hidden_act " + act->dump() + " is not supported (silu)");
+    const std::string want_act = m.arch->act == Activation::GeluTanh ? "gelu_pytorch_tanh" : "silu";
+    const json* act = number("hidden_activation");  // Gemma's; hidden_act elsewhere
+    if (!act) act = number("hidden_act");
+    if (act && *act != want_act) {
+        fail("hidden_act " + act->dump() + " is not supported (" + want_act + ")");
     }
     if (const json* bias = number("mlp_bias"); bias && bias->is_boolean() && bias->get<bool>()) {
         fail("mlp_bias is not supported");
@@ -143,10 +263,17 @@ HfModel read_config(const std::string& dir) {
         std::string type = rope->value("rope_type", rope->value("type", std::string("default")));
         if (type == "llama3") {
             m.rope_factors = llama3_rope_factors(*rope, hp.rope_theta, hp.head_dim, where);
+        } else if (type == "linear") {
+            m.keys.emplace_back(prefix + "rope.scaling.type", GGUFValue::string("linear"));
+            m.keys.emplace_back(prefix + "rope.scaling.factor",
+                                GGUFValue::f32(rope->value("factor", 1.0)));
+        } else if (type == "longrope" || type == "su") {
+            read_long_rope(*rope, m, real("original_max_position_embeddings", 0.0), fail);
         } else if (type != "default") {
-            fail("rope_scaling type '" + type + "' is not supported (llama3)");
+            fail("rope_scaling type '" + type + "' is not supported (llama3, linear, longrope)");
         }
     }
+    read_variant_keys(c, m, fail);
     return m;
 }
 
@@ -158,6 +285,14 @@ int64_t src_row(int64_t r, int64_t head_dim) {
     return head * head_dim + (k % 2) * (head_dim / 2) + k / 2;
 }
 
+// How a tensor is carried over: rows un-permuted for NORM RoPE (head_dim > 0), `offset` added
+// to every value (Gemma's norms), or left out when the checkpoint lacks it (optional).
+struct How {
+    int64_t head_dim = 0;
+    float offset = 0.0f;
+    bool optional = false;
+};
+
 class TensorAdder {
 public:
     TensorAdder(GGUFWriter& w, std::string dir, std::shared_ptr<const SafetensorsModel> st,
@@ -165,10 +300,12 @@ public:
         : w_(w), dir_(std::move(dir)), st_(std::move(st)), opts_(opts), model_(model) {}
 
     // Adds GGUF tensor `name` from HF tensor `hf` of shape [rows][cols] (rows 0: 1-D of
-    // cols); `head_dim` > 0 un-permutes its rows for RoPE. Error when the checkpoint lacks
-    // it (unless optional) or its shape differs.
+    // cols). Error when the checkpoint lacks it (unless optional) or its shape differs.
     void add(const std::string& name, const std::string& hf, int64_t rows, int64_t cols,
-             int64_t head_dim = 0, bool optional = false) {
+             How how = {}) {
+        const int64_t head_dim = how.head_dim;
+        const float offset = how.offset;
+        const bool optional = how.optional;
         const SafeTensor* t = st_->find(hf);
         if (!t) {
             if (optional) return;
@@ -183,7 +320,7 @@ public:
         }
         const int64_t n_rows = rows ? rows : 1;
         auto st = st_;  // keeps the mappings alive until the writer asks for the data
-        auto source = [st, t, head_dim](std::vector<float>& f) {
+        auto source = [st, t, head_dim, offset](std::vector<float>& f) {
             f.resize(size_t(t->n_elements()));
             if (head_dim == 0) {
                 t->rows_to_float(0, t->rows(), f.data());
@@ -196,6 +333,9 @@ public:
                 for (int64_t r = 0; r < t->rows(); r++) {
                     t->rows_to_float(src_row(r, head_dim), 1, f.data() + r * cols);
                 }
+            }
+            if (offset != 0.0f) {
+                for (float& x : f) x += offset;
             }
             return f.data();
         };
@@ -243,11 +383,15 @@ void convert(const std::string& dir, const std::string& out, const ConvertOption
     auto st = SafetensorsModel::open(dir);
 
     GGUFWriter gw;
-    set_llama_metadata(gw, hp, opts.name.empty() ? model_name(dir) : opts.name, opts.type);
+    const Arch& a = *m.arch;
+    set_model_metadata(gw, a.name, hp, opts.name.empty() ? model_name(dir) : opts.name, opts.type);
     if (m.explicit_head_dim) {
-        gw.set("llama.attention.key_length", GGUFValue::u32(uint32_t(hp.head_dim)));
-        gw.set("llama.attention.value_length", GGUFValue::u32(uint32_t(hp.head_dim)));
+        gw.set(std::string(a.name) + ".attention.key_length",
+               GGUFValue::u32(uint32_t(hp.head_dim)));
+        gw.set(std::string(a.name) + ".attention.value_length",
+               GGUFValue::u32(uint32_t(hp.head_dim)));
     }
+    for (const auto& [key, value] : m.keys) gw.set(key, value);
     tok.vocab.to_gguf(gw);
     if (!tok.chat_template.empty()) {
         gw.set("tokenizer.chat_template", GGUFValue::string(tok.chat_template));
@@ -255,35 +399,72 @@ void convert(const std::string& dir, const std::string& out, const ConvertOption
 
     // token_embd is the output matrix too when tied embeddings leave no lm_head to write.
     const ModelLayout model{hp.n_layer, m.tied_embeddings && !st->find("lm_head.weight")};
-    if (!m.rope_factors.empty()) {
-        const auto factors = std::make_shared<const std::vector<float>>(m.rope_factors);
-        add_float_tensor(gw, "rope_freqs.weight", 1, int64_t(factors->size()), opts, model,
-                         [factors](auto&) { return factors->data(); });
-    }
+    auto add_floats = [&](const char* name, const std::vector<float>& values) {
+        if (values.empty()) return;
+        const auto v = std::make_shared<const std::vector<float>>(values);
+        add_float_tensor(gw, name, 1, int64_t(v->size()), opts, model,
+                         [v](auto&) { return v->data(); });
+    };
+    add_floats("rope_freqs.weight", m.rope_factors);
+    add_floats("rope_factors_long.weight", m.long_factors);
+    add_floats("rope_factors_short.weight", m.short_factors);
+
     TensorAdder t(gw, dir, st, opts, model);
-    const int64_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), hd = hp.head_dim;
-    t.add("token_embd.weight", "model.embed_tokens.weight", hp.n_vocab, hp.n_embd);
+    const int64_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), n_embd = hp.n_embd, n_ff = hp.n_ff;
+    // NORM-RoPE architectures rotate GGUF's interleaved pairs: q/k rows are un-permuted.
+    const How rope{.head_dim = a.rope == RopeKind::Norm ? hp.head_dim : 0};
+    const How norm{.offset = m.cls->gemma_norms ? 1.0f : 0.0f};
+    const How bias{.head_dim = rope.head_dim, .optional = true};
+    const int64_t q_norm = a.qk_norm == QKNorm::PerHead ? hp.head_dim : q_dim;
+    const int64_t k_norm = a.qk_norm == QKNorm::PerHead ? hp.head_dim : kv_dim;
+    t.add("token_embd.weight", "model.embed_tokens.weight", hp.n_vocab, n_embd);
     for (int64_t l = 0; l < hp.n_layer; l++) {
         const std::string p = "blk." + std::to_string(l) + ".";
         const std::string h = "model.layers." + std::to_string(l) + ".";
-        t.add(p + "attn_norm.weight", h + "input_layernorm.weight", 0, hp.n_embd);
-        t.add(p + "attn_q.weight", h + "self_attn.q_proj.weight", q_dim, hp.n_embd, hd);
-        t.add(p + "attn_k.weight", h + "self_attn.k_proj.weight", kv_dim, hp.n_embd, hd);
-        t.add(p + "attn_v.weight", h + "self_attn.v_proj.weight", kv_dim, hp.n_embd);
-        // Qwen2's biases (llama.cpp keeps Qwen2's halves layout and rotates with NEOX RoPE;
-        // lila has one RoPE, so q/k biases are un-permuted like their weights).
-        t.add(p + "attn_q.bias", h + "self_attn.q_proj.bias", 0, q_dim, hd, true);
-        t.add(p + "attn_k.bias", h + "self_attn.k_proj.bias", 0, kv_dim, hd, true);
-        t.add(p + "attn_v.bias", h + "self_attn.v_proj.bias", 0, kv_dim, 0, true);
-        t.add(p + "attn_output.weight", h + "self_attn.o_proj.weight", hp.n_embd, q_dim);
-        t.add(p + "ffn_norm.weight", h + "post_attention_layernorm.weight", 0, hp.n_embd);
-        t.add(p + "ffn_gate.weight", h + "mlp.gate_proj.weight", hp.n_ff, hp.n_embd);
-        t.add(p + "ffn_up.weight", h + "mlp.up_proj.weight", hp.n_ff, hp.n_embd);
-        t.add(p + "ffn_down.weight", h + "mlp.down_proj.weight", hp.n_embd, hp.n_ff);
+        if (a.pre_norms)
+            t.add(p + "attn_norm.weight", h + "input_layernorm.weight", 0, n_embd, norm);
+        if (a.fused) {
+            t.add(p + "attn_qkv.weight", h + "self_attn.qkv_proj.weight", q_dim + 2 * kv_dim,
+                  n_embd);
+        } else {
+            t.add(p + "attn_q.weight", h + "self_attn.q_proj.weight", q_dim, n_embd, rope);
+            t.add(p + "attn_k.weight", h + "self_attn.k_proj.weight", kv_dim, n_embd, rope);
+            t.add(p + "attn_v.weight", h + "self_attn.v_proj.weight", kv_dim, n_embd);
+        }
+        if (m.cls->biases) {
+            t.add(p + "attn_q.bias", h + "self_attn.q_proj.bias", 0, q_dim, bias);
+            t.add(p + "attn_k.bias", h + "self_attn.k_proj.bias", 0, kv_dim, bias);
+            t.add(p + "attn_v.bias", h + "self_attn.v_proj.bias", 0, kv_dim, {.optional = true});
+        }
+        if (a.qk_norm != QKNorm::None) {
+            t.add(p + "attn_q_norm.weight", h + "self_attn.q_norm.weight", 0, q_norm, norm);
+            t.add(p + "attn_k_norm.weight", h + "self_attn.k_norm.weight", 0, k_norm, norm);
+        }
+        t.add(p + "attn_output.weight", h + "self_attn.o_proj.weight", n_embd, q_dim);
+        if (a.post_norms) {
+            // Gemma and OLMo 2 norm each sublayer's output; Gemma's FFN input has its own.
+            t.add(p + "post_attention_norm.weight", h + "post_attention_layernorm.weight", 0,
+                  n_embd, norm);
+            t.add(p + "post_ffw_norm.weight", h + "post_feedforward_layernorm.weight", 0, n_embd,
+                  norm);
+            if (a.pre_norms) {
+                t.add(p + "ffn_norm.weight", h + "pre_feedforward_layernorm.weight", 0, n_embd,
+                      norm);
+            }
+        } else {
+            t.add(p + "ffn_norm.weight", h + "post_attention_layernorm.weight", 0, n_embd);
+        }
+        if (a.fused) {
+            t.add(p + "ffn_up.weight", h + "mlp.gate_up_proj.weight", 2 * n_ff, n_embd);
+        } else {
+            t.add(p + "ffn_gate.weight", h + "mlp.gate_proj.weight", n_ff, n_embd);
+            t.add(p + "ffn_up.weight", h + "mlp.up_proj.weight", n_ff, n_embd);
+        }
+        t.add(p + "ffn_down.weight", h + "mlp.down_proj.weight", n_embd, n_ff);
     }
-    t.add("output_norm.weight", "model.norm.weight", 0, hp.n_embd);
+    t.add("output_norm.weight", "model.norm.weight", 0, n_embd, norm);
     // Tied embeddings write no output.weight: the loader uses token_embd for both.
-    t.add("output.weight", "lm_head.weight", hp.n_vocab, hp.n_embd, 0, m.tied_embeddings);
+    t.add("output.weight", "lm_head.weight", hp.n_vocab, n_embd, {.optional = m.tied_embeddings});
     t.check_all_used();
 
     gw.write(out, progress);

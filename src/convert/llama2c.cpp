@@ -122,7 +122,7 @@ void convert_llama2c(const std::string& checkpoint, const std::string& tokenizer
     GGUFWriter gw;
     const std::string name =
         opts.name.empty() ? std::filesystem::path(checkpoint).stem().string() : opts.name;
-    set_llama_metadata(gw, hp, name, opts.type);
+    set_model_metadata(gw, "llama", hp, name, opts.type);
     vocab.to_gguf(gw);
 
     // The checkpoint stays mapped (`file` is shared) until the writer has asked for every

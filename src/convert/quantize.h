@@ -21,11 +21,12 @@ struct ModelLayout {
 // "blk.N." prefix) of GGUF shape `shape` (shape[0] the row length) is stored as, for a file
 // of type `ft`: llama.cpp's llama_tensor_get_type for the types lila has.
 // - 1-D tensors (norms, biases, RoPE factors) stay F32.
-// - q4_k_m: the output matrix (token_embd when tied) Q6_K; attn_v and ffn_down Q6_K in the
-//   layers use_more_bits() picks, Q4_K elsewhere.
-// - A matrix whose rows do not split into whole blocks falls back: Q4_K and Q6_K to Q8_0
-//   (llama.cpp takes Q6_K to Q8_0 and Q4_K to Q5_0, which lila lacks; of Q4_0 and Q8_0, only
-//   Q8_0 is at least as accurate as the Q4_K asked for), anything still not fitting to F16.
+// - The mixes (q4_k_s, q4_k_m, q5_k_s, q5_k_m): the output matrix (token_embd when tied) Q6_K;
+//   _m: attn_v and ffn_down Q6_K in the layers use_more_bits() picks, attn_qkv one k-quant up;
+//   q4_k_s: attn_v Q5_K in layers 0-3, ffn_down Q5_K in the first eighth of the layers; the
+//   base type elsewhere.
+// - A matrix whose rows do not split into whole blocks falls back as in llama.cpp: Q4_K to
+//   Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, IQ4_XS to IQ4_NL, anything still not fitting to F16.
 ggml_lite::Type tensor_type(FileType ft, const std::string& name, const std::vector<int64_t>& shape,
                             const ModelLayout& model);
 

@@ -11,7 +11,8 @@ using ggml_lite::Type;
 namespace {
 
 // The file types --type accepts, in the order help lists them, with llama.cpp's id for each
-// (llama.cpp has no all-Q4_K file type: its "mostly Q4_K", 14, is Q4_K_S).
+// (llama.cpp has no all-Q4_K or all-Q5_K file type: q4_k and q5_k take the ids of Q4_K_S and
+// Q5_K_S, the "mostly Q4_K/Q5_K" types).
 struct FileTypeRow {
     FileType ft;
     uint32_t gguf_id;
@@ -19,8 +20,23 @@ struct FileTypeRow {
 
 std::span<const FileTypeRow> file_type_rows() {
     static const FileTypeRow rows[] = {
-        {Type::F32, 0},  {Type::F16, 1},   {Type::BF16, 32}, {Type::Q8_0, 7},
-        {Type::Q4_0, 2}, {Type::Q4_K, 14}, {Type::Q6_K, 18}, {FileType::Q4_K_M(), 15},
+        {Type::F32, 0},
+        {Type::F16, 1},
+        {Type::BF16, 32},
+        {Type::Q8_0, 7},
+        {Type::Q4_0, 2},
+        {Type::Q4_K, 14},
+        {Type::Q6_K, 18},
+        {FileType::Q4_K_M(), 15},
+        {Type::Q4_1, 3},
+        {Type::Q5_0, 8},
+        {Type::Q5_1, 9},
+        {Type::Q5_K, 16},
+        {Type::IQ4_NL, 25},
+        {Type::IQ4_XS, 30},
+        {{Type::Q4_K, Mix::S}, 14},
+        {{Type::Q5_K, Mix::S}, 16},
+        {{Type::Q5_K, Mix::M}, 17},
     };
     return rows;
 }
@@ -46,7 +62,8 @@ std::optional<FileType> file_type_from_name(std::string_view name) {
 }
 
 std::string file_type_name(FileType ft) {
-    return std::string(ggml_lite::type_name(ft.base)) + (ft.q4_k_m ? "_m" : "");
+    const char* suffix = ft.mix == Mix::S ? "_s" : ft.mix == Mix::M ? "_m" : "";
+    return std::string(ggml_lite::type_name(ft.base)) + suffix;
 }
 
 std::string file_type_names() {

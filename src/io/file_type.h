@@ -12,20 +12,22 @@
 
 namespace lila {
 
-// Most file types put every matrix in one tensor type; q4_k_m is llama.cpp's Q4_K_M mix: Q4_K,
-// with Q6_K for the output matrix and half of the attn_v and ffn_down matrices. A tensor type
-// converts implicitly: `opts.type = Type::Q8_0` asks for every matrix in Q8_0.
+// llama.cpp's k-quant mixes on top of a base type: _S and _M (src/convert/quantize.h has the
+// rules), named "<base>_s" / "<base>_m".
+enum class Mix : uint8_t { None, S, M };
+
+// Most file types put every matrix in one tensor type; the mixes (q4_k_s, q4_k_m, q5_k_s,
+// q5_k_m) are llama.cpp's: the base type, with more bits for the output matrix and some attn_v
+// and ffn_down matrices. A tensor type converts implicitly: `opts.type = Type::Q8_0` asks for
+// every matrix in Q8_0.
 struct FileType {
     ggml_lite::Type base = ggml_lite::Type::F32;  // the type of (most) matrices
-    bool q4_k_m = false;                          // with base Q4_K: the Q4_K_M rules on top
+    Mix mix = Mix::None;
 
     FileType() = default;
     FileType(ggml_lite::Type t) : base(t) {}  // NOLINT(google-explicit-constructor): see above
-    static FileType Q4_K_M() {
-        FileType ft(ggml_lite::Type::Q4_K);
-        ft.q4_k_m = true;
-        return ft;
-    }
+    FileType(ggml_lite::Type t, Mix m) : base(t), mix(m) {}
+    static FileType Q4_K_M() { return {ggml_lite::Type::Q4_K, Mix::M}; }
     bool operator==(const FileType&) const = default;
 };
 

@@ -17,10 +17,14 @@ Session::Session(const Model& model, const SessionParams& params)
       n_batch_(std::max<int64_t>(1, params.n_batch)),
       n_threads_(params.n_threads),
       n_threads_batch_(params.n_threads_batch > 0 ? params.n_threads_batch : params.n_threads),
-      cache_(model.hp, params.n_ctx > 0 ? params.n_ctx : model.hp.n_ctx_train, params.kv_type) {
+      cache_(model.hp, params.n_ctx > 0 ? params.n_ctx : model.hp.n_ctx_train, params.kv_type,
+             params.n_seq),
+      n_past_(params.n_seq),
+      seq_count_(params.n_seq) {
     if (params.n_threads < 1) throw Error("thread count must be at least 1");
     const HParams& hp = model.hp;
     const int64_t nb = n_batch_;
+    pos.resize(nb);
     x.resize(nb * hp.n_embd);
     xb.resize(nb * hp.n_embd);
     q.resize(nb * hp.q_dim());
@@ -35,12 +39,22 @@ Session::Session(const Model& model, const SessionParams& params)
     att.resize(static_cast<size_t>(std::max(n_threads_, n_threads_batch_) * att_stride_));
     rope_cos.resize(nb * hp.rope_dim / 2);
     rope_sin.resize(nb * hp.rope_dim / 2);
+    if (model.rope_theta_local > 0) {
+        rope_cos_local.resize(nb * hp.rope_dim / 2);
+        rope_sin_local.resize(nb * hp.rope_dim / 2);
+    }
+    if (model.arch->post_norms) xb2.resize(nb * hp.n_embd);
+    rope_factors_ = &model.rope_factors(n_ctx());
     logits.resize(hp.n_vocab);
 }
 
-void Session::truncate(int64_t n) {
-    if (n < 0 || n > n_past_) throw Error("cannot truncate the context to " + std::to_string(n));
-    n_past_ = n;
+void Session::truncate(int64_t n, int seq) {
+    if (seq < 0 || seq >= n_seq()) throw Error("no sequence " + std::to_string(seq));
+    if (n < 0 || n > n_past_[seq]) {
+        throw Error("cannot truncate sequence " + std::to_string(seq) + " to " + std::to_string(n) +
+                    " positions");
+    }
+    n_past_[seq] = n;
 }
 
 const float* Session::eval(std::span<const int32_t> tokens, bool all_logits) {
@@ -50,48 +64,82 @@ const float* Session::eval(std::span<const int32_t> tokens, bool all_logits) {
 
 const float* Session::eval_from(std::span<const int32_t> tokens, int64_t first) {
     const int64_t n = static_cast<int64_t>(tokens.size());
-    const int64_t n_vocab = model_.hp.n_vocab;
     if (n == 0) throw Error("nothing to evaluate");
     if (first < 0 || first >= n) {
         throw Error("logits from token " + std::to_string(first) + " of " + std::to_string(n));
     }
-    if (n_past_ + n > n_ctx()) {
-        throw Error("context full: " + std::to_string(n_past_) + " + " + std::to_string(n) +
-                    " tokens exceed the context of " + std::to_string(n_ctx()));
-    }
-    for (int32_t id : tokens) {
-        if (id < 0 || id >= n_vocab)
-            throw Error("token id " + std::to_string(id) + " out of range");
-    }
-    if (logits.size() < static_cast<size_t>((n - first) * n_vocab))
-        logits.resize((n - first) * n_vocab);
+    single_.resize(n);
+    for (int64_t t = 0; t < n; t++) single_[t] = {tokens[t], 0, t >= first};
+    return eval_batch(single_);
+}
 
+const float* Session::eval_batch(std::span<const BatchToken> batch) {
+    const int64_t n = static_cast<int64_t>(batch.size());
+    const int64_t n_vocab = model_.hp.n_vocab;
+    if (n == 0) throw Error("nothing to evaluate");
+    // Check everything first, so a bad batch leaves every sequence as it was.
+    std::fill(seq_count_.begin(), seq_count_.end(), 0);
+    int64_t n_out = 0;
+    for (const BatchToken& b : batch) {
+        if (b.id < 0 || b.id >= n_vocab)
+            throw Error("token id " + std::to_string(b.id) + " out of range");
+        if (b.seq < 0 || b.seq >= n_seq()) {
+            throw Error("sequence " + std::to_string(b.seq) + " out of range (the session has " +
+                        std::to_string(n_seq()) + ")");
+        }
+        seq_count_[b.seq]++;
+        n_out += b.logits;
+    }
+    for (int s = 0; s < n_seq(); s++) {
+        if (n_past_[s] + seq_count_[s] > n_ctx()) {
+            throw Error("context full: " + std::to_string(n_past_[s]) + " + " +
+                        std::to_string(seq_count_[s]) + " tokens exceed the context of " +
+                        std::to_string(n_ctx()) +
+                        (n_seq() > 1 ? " (sequence " + std::to_string(s) + ")" : ""));
+        }
+    }
+    if (logits.size() < static_cast<size_t>(n_out * n_vocab)) logits.resize(n_out * n_vocab);
+
+    float* out = logits.data();
     for (int64_t start = 0; start < n; start += n_batch_) {
         const int64_t nb = std::min(n_batch_, n - start);
-        // This batch's rows from `first` on go to their place in the logits.
-        const int64_t from = std::max(first, start);
-        float* out = from < start + nb ? logits.data() + (from - first) * n_vocab : nullptr;
-        forward(tokens.data() + start, nb, out, from - start);
+        for (int64_t t = 0; t < nb; t++) pos[t] = n_past_[batch[start + t].seq]++;
+        forward(batch.data() + start, nb, out);
+        for (int64_t t = 0; t < nb; t++) out += batch[start + t].logits ? n_vocab : 0;
     }
     return logits.data();
 }
 
-// One batch of n tokens at positions n_past_.. through the whole model, as in llama2.c's
-// forward() but with a row per token, so every weight matrix is streamed once per batch.
-// Logits of tokens first_logit.. go to out (when not null).
-void Session::forward(const int32_t* tokens, int64_t n, float* out, int64_t first_logit) {
+// One batch of n tokens through the whole model, as in llama2.c's forward() but with a row
+// per token, so every weight matrix is streamed once per batch. Token t goes to position
+// pos[t] of its sequence; only attention looks at sequences, every other step is per row.
+// The logits of the tokens that want them go to out, one row each. The architecture's
+// variants (arch.h) are branches where they apply.
+void Session::forward(const BatchToken* batch, int64_t n, float* out) {
     const Model& m = model_;
     const HParams& hp = m.hp;
+    const Arch& arch = *m.arch;
     const ggml_lite::Kernels& kern = ctx_.kern();
     const int64_t dim = hp.n_embd, q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), n_ff = hp.n_ff;
     const int64_t half_rot = hp.rope_dim / 2;
-    const float* freq_factors = m.rope_freq_factors.empty() ? nullptr : m.rope_freq_factors.data();
+    const float* freq_factors = rope_factors_->empty() ? nullptr : rope_factors_->data();
+    const bool local_rope = !rope_cos_local.empty();
     ctx_.n_threads = n == 1 ? n_threads_ : n_threads_batch_;
 
     for (int64_t t = 0; t < n; t++) {
-        ggml_lite::get_row(m.tok_embd, tokens[t], &x[t * dim]);
-        ggml_lite::rope_angles(&rope_cos[t * half_rot], &rope_sin[t * half_rot], n_past_ + t,
+        ggml_lite::get_row(m.tok_embd, batch[t].id, &x[t * dim]);
+        if (m.embd_scale != 1.0f) kern.scale(&x[t * dim], m.embd_scale, dim);
+        ggml_lite::rope_angles(&rope_cos[t * half_rot], &rope_sin[t * half_rot], pos[t],
                                hp.rope_dim, hp.rope_theta, freq_factors);
+        if (local_rope) {
+            ggml_lite::rope_angles(&rope_cos_local[t * half_rot], &rope_sin_local[t * half_rot],
+                                   pos[t], hp.rope_dim, m.rope_theta_local, nullptr);
+        }
+    }
+    if (m.rope_attn_factor != 1.0f) {  // LongRoPE scales the rotation (ggml's mscale)
+        for (std::vector<float>* cs : {&rope_cos, &rope_sin, &rope_cos_local, &rope_sin_local}) {
+            if (!cs->empty()) kern.scale(cs->data(), m.rope_attn_factor, n * half_rot);
+        }
     }
 
     auto add_bias = [n](float* rows, const std::vector<float>& bias) {
@@ -100,76 +148,146 @@ void Session::forward(const int32_t* tokens, int64_t n, float* out, int64_t firs
             for (int64_t i = 0; i < w; i++) rows[t * w + i] += bias[i];
         }
     };
+    // A sublayer's input: xb = rmsnorm(x), or x itself where the architecture has no pre-norm.
+    auto sublayer_input = [&](const std::vector<float>& norm) -> const float* {
+        if (norm.empty()) return x.data();
+        for (int64_t t = 0; t < n; t++) {
+            kern.rmsnorm(&xb[t * dim], &x[t * dim], norm.data(), dim, hp.norm_eps);
+        }
+        return xb.data();
+    };
+    // A sublayer's output (in xb) joins the residual stream: x += residual_scale · xb, xb
+    // first normed where the architecture has post-norms.
+    auto add_to_residual = [&](const std::vector<float>& post_norm) {
+        for (int64_t t = 0; t < n; t++) {
+            float* o = &xb[t * dim];
+            if (!post_norm.empty()) {
+                kern.rmsnorm(&xb2[t * dim], o, post_norm.data(), dim, hp.norm_eps);
+                o = &xb2[t * dim];
+            }
+            if (m.residual_scale != 1.0f) kern.scale(o, m.residual_scale, dim);
+            kern.add(&x[t * dim], o, dim);
+        }
+    };
 
     for (int64_t l = 0; l < hp.n_layer; l++) {
         const Layer& L = m.layers[l];
 
         // Attention: x += wo · attn(rope(wq·xb), rope(wk·xb), wv·xb), xb = rmsnorm(x)
-        for (int64_t t = 0; t < n; t++) {
-            kern.rmsnorm(&xb[t * dim], &x[t * dim], L.attn_norm.data(), dim, hp.norm_eps);
-        }
-        matmul(ctx_, xb.data(), n, {{&L.wq, q.data()}, {&L.wk, k.data()}, {&L.wv, v.data()}});
+        const float* in = sublayer_input(L.attn_norm);
+        matmul(ctx_, in, n, {{&L.wq, q.data()}, {&L.wk, k.data()}, {&L.wv, v.data()}});
         add_bias(q.data(), L.bq);
         add_bias(k.data(), L.bk);
         add_bias(v.data(), L.bv);
-        for (int64_t t = 0; t < n; t++) {
-            const float* c = &rope_cos[t * half_rot];
-            const float* s = &rope_sin[t * half_rot];
-            kern.rope(&q[t * q_dim], hp.n_head, hp.head_dim, hp.rope_dim, c, s);
-            kern.rope(&k[t * kv_dim], hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+        if (!L.q_norm.empty()) norm_qk(L, n);
+        for (int64_t t = 0; L.rope && t < n; t++) {
+            const float* c = &(L.local_rope ? rope_cos_local : rope_cos)[t * half_rot];
+            const float* s = &(L.local_rope ? rope_sin_local : rope_sin)[t * half_rot];
+            if (arch.rope == RopeKind::Neox) {
+                ggml_lite::rope_neox(&q[t * q_dim], hp.n_head, hp.head_dim, hp.rope_dim, c, s);
+                ggml_lite::rope_neox(&k[t * kv_dim], hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+            } else {
+                kern.rope(&q[t * q_dim], hp.n_head, hp.head_dim, hp.rope_dim, c, s);
+                kern.rope(&k[t * kv_dim], hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+            }
         }
-        cache_.store(l, n_past_, n, k.data(), v.data());
-        attention(l, n);
+        for (int64_t t = 0; t < n; t++) {
+            cache_.store(l, pos[t], 1, &k[t * kv_dim], &v[t * kv_dim], batch[t].seq);
+        }
+        attention(batch, l, n);
         matmul(ctx_, L.wo, xq.data(), n, xb.data());
-        for (int64_t t = 0; t < n; t++) kern.add(&x[t * dim], &xb[t * dim], dim);
+        add_to_residual(L.post_attn_norm);
 
-        // Feed-forward (SwiGLU): x += w2 · (silu(w1·xb) ⊙ w3·xb), xb = rmsnorm(x)
+        // Feed-forward (gated): x += w2 · (act(w1·xb) ⊙ w3·xb), xb = rmsnorm(x)
+        in = sublayer_input(L.ffn_norm);
+        matmul(ctx_, in, n, {{&L.w1, hb.data()}, {&L.w3, hb2.data()}});
         for (int64_t t = 0; t < n; t++) {
-            kern.rmsnorm(&xb[t * dim], &x[t * dim], L.ffn_norm.data(), dim, hp.norm_eps);
+            if (arch.act == Activation::GeluTanh) {
+                ggml_lite::gelu_tanh_mul(&hb[t * n_ff], &hb2[t * n_ff], n_ff);
+            } else {
+                kern.silu_mul(&hb[t * n_ff], &hb2[t * n_ff], n_ff);
+            }
         }
-        matmul(ctx_, xb.data(), n, {{&L.w1, hb.data()}, {&L.w3, hb2.data()}});
-        for (int64_t t = 0; t < n; t++) kern.silu_mul(&hb[t * n_ff], &hb2[t * n_ff], n_ff);
         matmul(ctx_, L.w2, hb.data(), n, xb.data());
-        for (int64_t t = 0; t < n; t++) kern.add(&x[t * dim], &xb[t * dim], dim);
+        add_to_residual(L.post_ffn_norm);
     }
-    n_past_ += n;
 
-    if (!out) return;
-    // Only the rows whose logits are wanted go through the final norm and the LM head.
-    for (int64_t t = first_logit; t < n; t++) {
-        kern.rmsnorm(&xb[t * dim], &x[t * dim], m.output_norm.data(), dim, hp.norm_eps);
+    // Only the rows whose logits are wanted go through the final norm and the LM head,
+    // gathered into the first rows of xb.
+    int64_t n_out = 0;
+    for (int64_t t = 0; t < n; t++) {
+        if (!batch[t].logits) continue;
+        kern.rmsnorm(&xb[n_out * dim], &x[t * dim], m.output_norm.data(), dim, hp.norm_eps);
+        n_out++;
     }
-    matmul(ctx_, m.output, &xb[first_logit * dim], n - first_logit, out);
+    if (n_out == 0) return;
+    matmul(ctx_, m.output, xb.data(), n_out, out);
+    const int64_t n_logits = n_out * hp.n_vocab;
+    if (m.logit_scale != 1.0f) kern.scale(out, m.logit_scale, n_logits);
+    if (m.final_softcap > 0.0f) ggml_lite::softcap(out, n_logits, m.final_softcap);
 }
 
-// Causal self-attention of the n new tokens over the cache (grouped-query attention: query
-// heads g*group .. g*group+group-1 share KV head g). One task per (token, KV head) computes
-// all the group's heads against each K/V row read once; each task runs on one thread, so
-// results do not depend on the thread count.
-void Session::attention(int64_t layer, int64_t n) {
+// RMSNorm of the queries and keys before RoPE, with weights as wide as one head (per head:
+// Qwen 3, Gemma 3) or as the whole projection (OLMo 2).
+void Session::norm_qk(const Layer& L, int64_t n) {
+    const HParams& hp = model_.hp;
+    const ggml_lite::Kernels& kern = ctx_.kern();
+    auto norm = [&](std::vector<float>& rows, int64_t width, const std::vector<float>& w) {
+        const int64_t nw = static_cast<int64_t>(w.size());
+        for (int64_t i = 0; i < n * width; i += nw) {
+            kern.rmsnorm(&rows[i], &rows[i], w.data(), nw, hp.norm_eps);
+        }
+    };
+    norm(q, hp.q_dim(), L.q_norm);
+    norm(k, hp.kv_dim(), L.k_norm);
+}
+
+// Causal self-attention of the n new tokens, each over its own sequence's cells up to its
+// position (grouped-query attention: query heads g*group .. g*group+group-1 share KV head g).
+// One task per (token, KV head) computes all the group's heads against each K/V row read
+// once; each task runs on one thread, so results do not depend on the thread count or on the
+// other tokens of the batch.
+void Session::attention(const BatchToken* batch, int64_t layer, int64_t n) {
     const HParams& hp = model_.hp;
     const ggml_lite::Kernels& kern = ctx_.kern();
     const int64_t hd = hp.head_dim, q_dim = hp.q_dim(), group = hp.n_head / hp.n_head_kv;
-    const int64_t pos0 = n_past_, n_tasks = n * hp.n_head_kv;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    const int64_t n_tasks = n * hp.n_head_kv;
+    const Layer& L = model_.layers[layer];
+    const float scale = model_.attn_scale, softcap = model_.attn_softcap;
+    // Sliding windows and soft-capping take the general (scalar) attention.
+    const bool variant = L.sliding || softcap > 0.0f;
+    const int64_t window = L.sliding ? model_.n_swa : n_ctx();
     const bool f16 = cache_.type() == ggml_lite::Type::F16;
-    // Multiply-adds: scores and value sums of every head over (on average) pos0 + n/2 positions.
-    const int64_t work = 2 * n * hp.n_head * hd * (pos0 + n / 2 + 1);
+    // Multiply-adds: scores and value sums of every head over each token's positions.
+    int64_t work = 0;
+    for (int64_t t = 0; t < n; t++) work += 2 * hp.n_head * hd * (pos[t] + 1);
     const int threads = ggml_lite::threads_for_work(work, ctx_.n_threads);
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
     for (int64_t i = 0; i < n_tasks; i++) {
         const int64_t t = i / hp.n_head_kv, g = i % hp.n_head_kv;
-        const int64_t off = t * q_dim + g * group * hd, n_pos = pos0 + t + 1;
+        const int64_t off = t * q_dim + g * group * hd, n_pos = pos[t] + 1;
+        const int seq = batch[t].seq;
         float* scores = &att[static_cast<size_t>(omp_get_thread_num() * att_stride_)];
+        const int64_t first = std::max<int64_t>(0, n_pos - window);
         if (f16) {
-            const auto* kc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.k(layer, g));
-            const auto* vc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.v(layer, g));
-            kern.attend_f16(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
+            const auto* kc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.k(layer, g, seq));
+            const auto* vc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.v(layer, g, seq));
+            if (variant) {
+                ggml_lite::attend_window(&q[off], group, hd, kc, vc, first, n_pos, scale, softcap,
+                                         scores, &xq[off]);
+            } else {
+                kern.attend_f16(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
+            }
         } else {
-            const auto* kc = reinterpret_cast<const float*>(cache_.k(layer, g));
-            const auto* vc = reinterpret_cast<const float*>(cache_.v(layer, g));
-            kern.attend_f32(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
+            const auto* kc = reinterpret_cast<const float*>(cache_.k(layer, g, seq));
+            const auto* vc = reinterpret_cast<const float*>(cache_.v(layer, g, seq));
+            if (variant) {
+                ggml_lite::attend_window(&q[off], group, hd, kc, vc, first, n_pos, scale, softcap,
+                                         scores, &xq[off]);
+            } else {
+                kern.attend_f32(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
-// A conversation with a model: the KV cache and the scratch memory of the forward pass.
-// All buffers are sized at construction, so evaluating tokens allocates nothing (except
-// the logits buffer when more rows of logits are asked for than before).
+// Conversations with a model: the KV cache and the scratch memory of the forward pass.
+// A session holds n_seq sequences, each with its own KV cells (the server's slots); one
+// forward pass can extend several of them, so the weights stream once for all (continuous
+// batching). All buffers are sized at construction, so evaluating tokens allocates nothing
+// (except when more tokens or rows of logits are asked for at once than before).
 #pragma once
 
 #include <cstdint>
@@ -19,12 +21,30 @@ struct SessionParams {
     int n_threads = 1;        // decoding (one token at a time)
     int n_threads_batch = 0;  // prompts (several tokens at a time); 0: n_threads
     ggml_lite::Type kv_type = ggml_lite::Type::F16;
+    int n_seq = 1;  // sequences, each with n_ctx positions of KV cache
+};
+
+// One token of a batch, appended to its sequence at that sequence's next position.
+struct BatchToken {
+    int32_t id;
+    int seq = 0;          // whose KV cells it extends and attends to
+    bool logits = false;  // whether its logits are returned
 };
 
 class Session {
 public:
     Session(const Model& model, const SessionParams& params);
 
+    // Appends each token to its sequence, in batch order, at positions n_past(seq)..: runs
+    // them through the model (n_batch tokens per pass over the weights) and stores their K/V
+    // in the sequence's cells. A token attends only to its own sequence, so its logits do not
+    // depend on what else is in the batch. Returns the logits of the tokens with `logits` set
+    // (one row of n_vocab floats each, in batch order), valid until the next call. Error,
+    // with nothing evaluated, when a sequence would overflow its context or an id or sequence
+    // is out of range.
+    const float* eval_batch(std::span<const BatchToken> batch);
+
+    // The calls below work on sequence 0.
     // Appends `tokens` at positions n_past()..: runs them through the model and stores their
     // K/V in the cache. Returns the logits (n_vocab floats) of the last token, or with
     // all_logits those of every token (tokens.size() × n_vocab), valid until the next call.
@@ -35,36 +55,46 @@ public:
     // scores only the second half of a chunk). 0 <= first < tokens.size().
     const float* eval_from(std::span<const int32_t> tokens, int64_t first);
 
-    int64_t n_past() const { return n_past_; }
-    int64_t n_ctx() const { return cache_.n_ctx(); }
-    // Forgets positions n.. (n <= n_past()), e.g. to drop the last turn of a chat.
-    void truncate(int64_t n);
+    int64_t n_past(int seq = 0) const { return n_past_.at(seq); }
+    int64_t n_ctx() const { return cache_.n_ctx(); }  // positions per sequence
+    int n_seq() const { return cache_.n_seq(); }
+    int64_t n_batch() const { return n_batch_; }  // tokens per pass through the weights
+    // Forgets positions n.. of a sequence (n <= n_past(seq)), e.g. to drop the last turn of a
+    // chat, or all of them (n = 0) to start another conversation in its cells.
+    void truncate(int64_t n, int seq = 0);
     const Model& model() const { return model_; }
     const KVCache& cache() const { return cache_; }
     int n_threads() const { return n_threads_; }
     int n_threads_batch() const { return n_threads_batch_; }
 
 private:
-    void forward(const int32_t* tokens, int64_t n, float* logits, int64_t first_logit);
-    void attention(int64_t layer, int64_t n);
+    void forward(const BatchToken* batch, int64_t n, float* logits);
+    void attention(const BatchToken* batch, int64_t layer, int64_t n);
+    void norm_qk(const Layer& L, int64_t n);
 
     const Model& model_;
     int64_t n_batch_;
     int n_threads_, n_threads_batch_;
     KVCache cache_;
-    int64_t n_past_ = 0;
+    std::vector<int64_t> n_past_;     // per sequence: positions in the cache
+    std::vector<int64_t> seq_count_;  // per sequence: tokens of the batch being checked
+    std::vector<BatchToken> single_;  // eval()'s tokens as a batch of sequence 0
     ggml_lite::Context ctx_;
 
     // Activations of a batch, one row per token (names as in llama2.c's run.c).
+    std::vector<int64_t> pos;    // position of each token in its sequence [n_batch]
     std::vector<float> x;        // residual stream      [n_batch][n_embd]
     std::vector<float> xb;       // normed / sublayer out [n_batch][n_embd]
+    std::vector<float> xb2;      // post-normed out      [n_batch][n_embd] (post-norm archs)
     std::vector<float> q;        // queries              [n_batch][q_dim]
     std::vector<float> k, v;     // new keys, values     [n_batch][kv_dim]
     std::vector<float> xq;       // attention output     [n_batch][q_dim]
     std::vector<float> hb, hb2;  // FFN hidden           [n_batch][n_ff]
     std::vector<float> att;      // scores, per thread   [threads][n_head / n_head_kv][n_ctx]
     int64_t att_stride_;         // floats of att per thread
-    std::vector<float> rope_cos, rope_sin;  //          [n_batch][rope_dim/2]
+    std::vector<float> rope_cos, rope_sin;              //          [n_batch][rope_dim/2]
+    std::vector<float> rope_cos_local, rope_sin_local;  // of layers with local_rope (Gemma 3)
+    const std::vector<float>* rope_factors_;            // for this context (Model::rope_factors)
     std::vector<float> logits;
 };
 

@@ -137,7 +137,7 @@ std::vector<std::string> pre_tokenizer_regexes(const json& pre, const std::strin
         } else if (type == "ByteLevel" && !(prefix && prefix->get<bool>())) {
             byte_level = true;
             if (!use_regex || use_regex->get<bool>()) {
-                regexes.push_back(bpe_pre_tokenizer_regexes("gpt-2").at(0));
+                regexes.push_back(bpe_byte_level_regex());
             }
             continue;
         } else if (type == "Digits" && individual && individual->get<bool>()) {
@@ -151,17 +151,19 @@ std::vector<std::string> pre_tokenizer_regexes(const json& pre, const std::strin
     return regexes;
 }
 
-// llama.cpp's name for the pre-tokenizer whose regexes are the file's.
+// llama.cpp's name for the pre-tokenizer whose regexes (and ignore_merges) are the file's.
 std::string detect_pre(const json& tok, const std::string& where) {
     const json* pre = find(tok, "pre_tokenizer");
     const std::vector<std::string> regexes = pre_tokenizer_regexes(pre ? *pre : json(), where);
-    std::string known;
-    for (const std::string& name : bpe_pre_tokenizers()) {
-        if (bpe_pre_tokenizer_regexes(name) == regexes) return name;
-        known += (known.empty() ? "" : ", ") + name;
+    const json* model = find(tok, "model");
+    const json* ignore = model ? find(*model, "ignore_merges") : nullptr;
+    const std::string name =
+        bpe_pre_tokenizer_for(regexes, ignore && ignore->is_boolean() && ignore->get<bool>());
+    if (name.empty()) {
+        throw Error(where +
+                    ": the pre-tokenizer's regexes are not those of a model llama.cpp knows");
     }
-    throw Error(where + ": the pre-tokenizer's regexes are not those of a known model (" + known +
-                ")");
+    return name;
 }
 
 // SentencePiece-style vocabulary from tokenizer.json alone (see hf_tokenizer.h on scores).

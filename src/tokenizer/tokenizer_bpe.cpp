@@ -19,53 +19,175 @@
 #include <unordered_map>
 
 #include "src/base/error.h"
+#include "src/base/log.h"
 #include "src/base/utf8.h"
 
 namespace lila {
 
 namespace {
 
-// The GPT-2 regex, as Hugging Face's ByteLevel pre-tokenizer writes it.
+// The regexes below are llama.cpp's (llm_tokenizer_bpe in its llama-vocab.cpp), so that a
+// file splits as it does there; where llama.cpp adapted a tokenizer.json regex for its own
+// engine, the row keeps the tokenizer.json original too, to recognise it in a checkpoint.
+// (?:'[sS]|...) rather than (?i:'s|...): case-insensitive matching would also take 'ſ (long
+// s) and the Kelvin sign for k, which llama.cpp does not.
+
+// GPT-2's regex as Hugging Face's ByteLevel pre-tokenizer writes it. llama.cpp's table lacks
+// the final \s+, which only ever matches what its split would leave as a piece anyway.
 constexpr const char* kGpt2Regex =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 constexpr const char* kLlama3Regex =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kLlama3HfRegex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr const char* kQwen2Regex =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kQwen2HfRegex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kCjk = R"([\x{4E00}-\x{9FA5}\x{800}-\x{4E00}\x{AC00}-\x{D7FF}]+)";
+// Digit runs cut into threes from the right, the first group taking what is left over
+// (1234567 -> 1 234 567): llama.cpp's AFMoE digit splitter, which it also runs for
+// Tiny Aya's \d{1,3}(?=(?:\d{3})*\b).
+constexpr const char* kDigitsFromTheRight = R"(\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N})))";
+// GPT-4o's regex as llama.cpp adapted it: ((?=\p{L})[^a-z]) stands for an upper-case letter,
+// which also counts non-ASCII lower-case letters as upper case (as llama.cpp does).
+constexpr const char* kGpt4oRegex =
+    R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kGpt4oHfRegex =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kTekkenRegex =
+    R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kTekkenHfRegex =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kCaseWordsRegex =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kDeepseek3Regex =
+    R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kPoroRegex =
+    R"( ?[^(\s|.,!?\x{2026}\x{3002}\x{FF0C}\x{3001}\x{964}\x{6D4}\x{60C})]+)";
 
 // A pre-tokenizer: regexes applied one after the other, each splitting every piece the
-// previous ones left (matches and the text between them both become pieces), as
-// Hugging Face's Sequence pre-tokenizer and llama.cpp's unicode_regex_split do.
+// previous ones left (matches and the text between them both become pieces, and an empty
+// match is a split point), as Hugging Face's Sequence pre-tokenizer and llama.cpp's
+// unicode_regex_split do.
 struct PreTokenizerSpec {
-    const char* name;  // tokenizer.ggml.pre, as llama.cpp names it
+    std::vector<const char*> names;  // tokenizer.ggml.pre values, as llama.cpp names them
     std::vector<const char*> regexes;
     // A word that is a token as a whole is that token, without merging (Llama 3's
-    // tokenizer.json sets ignore_merges; llama.cpp keys it on the pre-tokenizer too).
-    bool ignore_merges;
+    // tokenizer.json sets ignore_merges; llama.cpp keys it on the pre-tokenizer).
+    bool ignore_merges = false;
+    // llama.cpp adds BOS for these when the file does not say (tokenizer.ggml.add_bos_token).
+    bool add_bos = false;
+    // tokenizer.json's own regexes, where llama.cpp runs an adapted form; empty: `regexes`.
+    std::vector<const char*> hf_regexes = {};
 };
 
+// Every tokenizer.ggml.pre llama.cpp maps, in the order of its table; the first row of a
+// given regex list is the name a converted checkpoint gets. Not here: "gemma4", whose
+// vocabulary is not byte-encoded.
 const std::vector<PreTokenizerSpec>& pre_tokenizer_specs() {
-    static const std::vector<PreTokenizerSpec> specs = {
-        {"llama-bpe", {kLlama3Regex}, true},
-        {"llama3", {kLlama3Regex}, true},
-        {"llama-v3", {kLlama3Regex}, true},
-        {"qwen2", {kQwen2Regex}, false},
-        {"smollm", {"\\p{N}", kGpt2Regex}, false},
-        {"gpt-2", {kGpt2Regex}, false},
-        // What llama.cpp uses when a "gpt2" vocabulary names no pre-tokenizer.
-        {"default", {"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2Regex, "\\p{N}+", "[0-9][0-9][0-9]"}, false},
-    };
+    static const std::vector<PreTokenizerSpec> specs =
+        {
+            {{"default"}, {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2Regex, R"(\p{N}+)", "[0-9][0-9][0-9]"}},
+            {{"llama-bpe", "llama3", "llama-v3", "laguna", "falcon3", "falcon-h1", "pixtral",
+              "midm-2.0", "lfm2", "jina-v5-nano"},
+             {kLlama3Regex},
+             true,
+             true,
+             {kLlama3HfRegex}},
+            {{"dbrx", "smaug-bpe", "glm4", "chatglm-bpe"},
+             {kLlama3Regex},
+             false,
+             false,
+             {kLlama3HfRegex}},
+            {{"deepseek-llm"},
+             {R"([\r\n])",
+              R"(\s?[A-Za-z\x{B5}\x{C0}-\x{D6}\x{D8}-\x{F6}\x{F8}-\x{1BA}\x{1BC}-\x{1BF}\x{1C4}-\x{293}\x{295}-\x{2AF}\x{370}-\x{373}\x{376}\x{377}\x{37B}-\x{37D}\x{37F}\x{386}\x{388}-\x{38A}\x{38C}\x{38E}-\x{3A1}\x{3A3}-\x{3F5}\x{3F7}-\x{481}\x{48A}-\x{52F}\x{531}-\x{556}\x{10A0}-\x{10C5}\x{13A0}-\x{13F5}\x{13F8}-\x{13FD}\x{1C90}-\x{1CBA}\x{1CBD}-\x{1CBF}\x{1D00}-\x{1D2B}\x{1D6B}-\x{1D77}\x{1D79}-\x{1D9A}\x{1E00}-\x{1F15}\x{1F18}-\x{1F1D}\x{1F20}-\x{1F45}\x{1F48}-\x{1F4D}\x{1F50}-\x{1F57}\x{1F59}\x{1F5B}\x{1F5D}\x{1F5F}-\x{1F7D}\x{1F80}-\x{1FB4}\x{1FB6}-\x{1FBC}\x{1FBE}\x{1FC2}-\x{1FC4}\x{1FC6}-\x{1FCC}\x{1FD0}-\x{1FD3}\x{1FD6}-\x{1FDB}\x{1FE0}-\x{1FEC}\x{1FF2}-\x{1FF4}\x{1FF6}-\x{1FFC}\x{2102}\x{2107}\x{210A}-\x{2113}\x{2115}\x{2119}-\x{211D}\x{2124}\x{2126}\x{2128}\x{212A}-\x{212D}\x{212F}-\x{2134}\x{2139}\x{213C}-\x{213F}\x{2145}-\x{2149}\x{214E}\x{2183}\x{2184}\x{2C00}-\x{2C7B}\x{2C7E}-\x{2CE4}\x{2CEB}-\x{2CEE}\x{2CF2}\x{2CF3}\x{A640}-\x{A66D}\x{A680}-\x{A69B}\x{A722}-\x{A76F}\x{A771}-\x{A787}\x{A78B}-\x{A78E}\x{AB70}-\x{ABBF}\x{FB00}-\x{FB06}\x{FB13}-\x{FB17}\x{FF21}-\x{FF3A}\x{FF41}-\x{FF5A}\x{10400}-\x{1044F}\x{104B0}-\x{104D3}\x{104D8}-\x{104FB}\x{10C80}-\x{10CB2}\x{10CC0}-\x{10CF2}\x{118A0}-\x{118DF}\x{1E900}-\x{1E943}]+)",
+              R"(\s?[!-/:-~\x{FF01}-\x{FF0F}\x{FF1A}-\x{FF5E}\x{2018}-\x{201F}\x{3000}-\x{3002}]+)",
+              R"(\s+$)", kCjk, R"(\p{N}+)"}},
+            {{"deepseek-coder"}, {R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kCjk, R"(\p{N})"}},
+            {{"deepseek-v3", "hunyuan-dense", "joyai-llm"},
+             {R"(\p{N}{1,3})", R"([\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+)",
+              kDeepseek3Regex}},
+            {{"youtu"},
+             {R"([\x{AC00}-\x{D7A3}\x{3131}-\x{318E}]+|[\x{FF01}\x{2026}\x{201C}\x{201D}\x{2018}\x{2019}\x{2014}\x{FF1A}\x{FF1B}\x{FF0C}\x{3001}-\x{303F}\x{FE30}-\x{FE4F}]+|[\x{3105}-\x{312F}]+|[\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+)",
+              R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
+             true},
+            {{"falcon"}, {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2Regex, "[0-9][0-9][0-9]"}},
+            {{"gpt-2", "mpt", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de",
+              "a.x-4.0", "mellum", "modern-bert", "jina-v1-en", "jina-v2-code", "roberta-bpe",
+              "olmo", "jais", "exaone4", "trillion", "granite-docling"},
+             {kGpt2Regex}},
+            {{"smollm", "starcoder", "mellum2", "refact", "command-r", "cohere2_moe", "codeshell",
+              "exaone", "minerva-7b"},
+             {R"(\p{N})", kGpt2Regex}},
+            {{"jais-2"},
+             {R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s{512}(?!\S)|\s{256}(?!\S)|\s{128}(?!\S)|\s{64}(?!\S)|\s{32}(?!\S)|\s{16}(?!\S)|\s{8}(?!\S)|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1})"}},
+            {{"qwen2", "deepseek-r1-qwen", "kormo", "openpangu", "f2llmv2", "stablelm2", "megrez",
+              "hunyuan", "grok-2", "solar-open"},
+             {kQwen2Regex},
+             false,
+             false,
+             {kQwen2HfRegex}},
+            {{"qwen35"}, {R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}},
+            {{"poro-chat", "bloom", "gpt3-finnish"}, {kPoroRegex}},
+            {{"viking"}, {kPoroRegex, R"(\p{N})"}},
+            {{"tekken"}, {kTekkenRegex}, true, true, {kTekkenHfRegex}},
+            {{"exaone-moe"},
+             {R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+)"}},
+            {{"chameleon"},
+             {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )",
+              R"(\p{N})", R"([\p{P}!-/:-@\[-`{-~])", kGpt2Regex},
+             false,
+             true},
+            {{"gpt-4o", "llama4", "kanana2", "minimax-m2"},
+             {kGpt4oRegex},
+             false,
+             false,
+             {kGpt4oHfRegex}},
+            {{"tiny_aya"}, {kDigitsFromTheRight, kCaseWordsRegex}},
+            // (?=(\d{3})+(?!\d)) matches nothing but splits before every group of three digits
+            // from the right; llama.cpp's engine reads \d as the ASCII digits.
+            {{"superbpe"}, {R"(\p{N}+)", R"((?=([0-9]{3})+(?![0-9])))"}},
+            {{"bailingmoe", "bailingmoe2", "llada-moe"},
+             {R"('(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)"}},
+            {{"seed-coder"},
+             {R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+)"}},
+            // Kimi K2's regex as llama.cpp's hand-written splitter runs it: a word is any run of
+            // non-Han letters (the tiktoken regex distinguishes case), and only lower-case
+            // contractions join it.
+            {{"kimi-k2"},
+             {R"(\p{Han}+|[^\r\n\p{L}\p{N}]?(?:(?!\p{Han})\p{L})+(?:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}},
+            {{"afmoe"},
+             {kDigitsFromTheRight,
+              R"([\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{8C48}-\x{FAFF}\x{3040}-\x{309F}\x{30A0}-\x{30FF}\x{FF65}-\x{FF9F}\x{2F00}-\x{2FDF}\x{E40}-\x{E7F}\x{E80}-\x{EFF}\x{1780}-\x{17FF}\x{1000}-\x{109F}\x{AA60}-\x{AA7F}\x{A9E0}-\x{A9FF}\x{AC00}-\x{D7AF}\x{1100}-\x{11FF}]+)",
+              kDeepseek3Regex}},
+        };
     return specs;
 }
 
+const PreTokenizerSpec* find_spec(std::string_view pre) {
+    for (const PreTokenizerSpec& s : pre_tokenizer_specs()) {
+        for (const char* name : s.names) {
+            if (pre == name) return &s;
+        }
+    }
+    return nullptr;
+}
+
 // In the reference tokenizers (Rust regex, Oniguruma) \s is Unicode White_Space; PCRE2's \s
-// also matches U+180E, so spell the property out.
+// also matches U+180E, so spell the property out. llama.cpp's engine knows only the major
+// letter category: \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm} and \p{Lo} all mean \p{L} there (its
+// "collapsed" text has one stand-in for every letter), so they do here too.
 std::string translate_regex(std::string_view re) {
     std::string out;
     for (size_t i = 0; i < re.size(); i++) {
-        if (re[i] == '\\' && i + 1 < re.size()) {
+        if (re.substr(i, 4) == "\\p{L" && i + 5 < re.size() &&
+            std::string_view("ultmo").find(re[i + 4]) != std::string_view::npos &&
+            re[i + 5] == '}') {
+            out += "\\p{L}";
+            i += 5;
+        } else if (re[i] == '\\' && i + 1 < re.size()) {
             const char c = re[++i];
             if (c == 's') {
                 out += "\\p{White_Space}";
@@ -88,8 +210,9 @@ public:
         const std::string re = translate_regex(pattern);
         int err = 0;
         PCRE2_SIZE at = 0;
+        // $ is the end of the piece only, as in llama.cpp's (ECMAScript) regexes.
         code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(re.data()), re.size(),
-                              PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
+                              PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &err, &at, nullptr);
         if (!code_) {
             throw Error("tokenizer: pre-tokenizer regex '" + std::string(pattern) +
                         "': " + message(err) + " at offset " + std::to_string(at));
@@ -112,8 +235,10 @@ public:
             if (rc == PCRE2_ERROR_NOMATCH) break;
             if (rc < 0) throw Error("tokenizer: pre-tokenizer regex failed: " + message(rc));
             const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
-            if (ov[1] == ov[0]) {  // an empty match: step over one character
+            if (ov[1] == ov[0]) {  // an empty match splits there; search on from the next character
                 if (ov[0] >= text.size()) break;
+                if (ov[0] > gap) out.push_back(text.substr(gap, ov[0] - gap));
+                gap = ov[0];
                 pos = ov[0] + utf8_next(text.substr(ov[0])).len;
                 continue;
             }
@@ -165,6 +290,8 @@ public:
     std::vector<int32_t> encode(std::string_view text, bool add_bos,
                                 bool parse_special) const override;
     std::string token_to_piece(int32_t id, bool special) const override;
+    // The words the pre-tokenizer cuts `text` into, before merging.
+    std::vector<std::string> words(std::string_view text) const;
 
 private:
     struct Merge {
@@ -214,16 +341,12 @@ private:
 };
 
 BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
-    const std::string pre = vocab_.pre.empty() ? "default" : vocab_.pre;
-    const PreTokenizerSpec* spec = nullptr;
-    for (const PreTokenizerSpec& s : pre_tokenizer_specs()) {
-        if (pre == s.name) spec = &s;
-    }
+    const PreTokenizerSpec* spec = find_spec(vocab_.pre.empty() ? "default" : vocab_.pre);
     if (!spec) {
-        std::string known;
-        for (const std::string& n : bpe_pre_tokenizers()) known += (known.empty() ? "" : ", ") + n;
-        throw Error("tokenizer: pre-tokenizer '" + pre + "' is not supported (supported: " + known +
-                    ")");
+        // As llama.cpp does for a name it does not know: the default regexes, and a warning
+        // that the text may split differently from how the model was trained.
+        warn("tokenizer: unknown pre-tokenizer '" + vocab_.pre + "': using the default regexes");
+        spec = find_spec("default");
     }
     for (const char* re : spec->regexes) regexes_.push_back(std::make_unique<Regex>(re));
     ignore_merges_ = spec->ignore_merges;
@@ -278,6 +401,16 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool add_bos,
         for (std::string_view word : s.pieces) encode_word(word, s, out);
     }
     return out;
+}
+
+std::vector<std::string> BpeTokenizer::words(std::string_view text) const {
+    const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(
+        pcre2_match_data_create(3, nullptr), pcre2_match_data_free);
+    if (!md) throw std::bad_alloc();
+    Scratch s;
+    s.md = md.get();
+    split_words(text, s);
+    return {s.pieces.begin(), s.pieces.end()};
 }
 
 // Splits `text` into s.pieces. The regexes see only valid UTF-8: each run of invalid bytes
@@ -415,15 +548,45 @@ std::unique_ptr<Tokenizer> make_bpe_tokenizer(Vocab vocab) {
 
 std::vector<std::string> bpe_pre_tokenizers() {
     std::vector<std::string> names;
-    for (const PreTokenizerSpec& s : pre_tokenizer_specs()) names.push_back(s.name);
+    for (const PreTokenizerSpec& s : pre_tokenizer_specs())
+        names.insert(names.end(), s.names.begin(), s.names.end());
     return names;
 }
 
 std::vector<std::string> bpe_pre_tokenizer_regexes(std::string_view pre) {
+    const PreTokenizerSpec* spec = find_spec(pre);
+    return spec ? std::vector<std::string>(spec->regexes.begin(), spec->regexes.end())
+                : std::vector<std::string>{};
+}
+
+std::string bpe_pre_tokenizer_for(const std::vector<std::string>& regexes, bool ignore_merges) {
+    const PreTokenizerSpec* same_regexes = nullptr;
     for (const PreTokenizerSpec& s : pre_tokenizer_specs()) {
-        if (pre == s.name) return {s.regexes.begin(), s.regexes.end()};
+        const std::vector<const char*>& hf = s.hf_regexes.empty() ? s.regexes : s.hf_regexes;
+        if (!std::equal(regexes.begin(), regexes.end(), hf.begin(), hf.end())) continue;
+        if (s.ignore_merges == ignore_merges) return s.names[0];
+        if (!same_regexes) same_regexes = &s;
     }
-    return {};
+    return same_regexes ? same_regexes->names[0] : std::string();
+}
+
+const char* bpe_byte_level_regex() {
+    return kGpt2Regex;
+}
+
+bool bpe_pre_tokenizer_adds_bos(std::string_view pre) {
+    const PreTokenizerSpec* spec = find_spec(pre);
+    return spec && spec->add_bos;
+}
+
+std::vector<std::string> bpe_pre_tokenize(std::string_view pre, std::string_view text) {
+    Vocab v;
+    v.model = "gpt2";
+    v.pre = pre;
+    v.tokens = {"a"};
+    v.types = {TokenType::Normal};
+    const BpeTokenizer tok(std::move(v));
+    return tok.words(text);
 }
 
 }  // namespace lila

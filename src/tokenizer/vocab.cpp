@@ -6,7 +6,9 @@
 #include <optional>
 
 #include "src/base/error.h"
+#include "src/base/log.h"
 #include "src/io/gguf.h"
+#include "src/tokenizer/tokenizer_bpe.h"
 
 namespace lila {
 
@@ -87,18 +89,23 @@ Vocab Vocab::from_gguf(const GGUFFile& f) {
     if (v.model == "gpt2" && v.merges.empty()) missing(kMerges);
 
     // llama.cpp's defaults: SentencePiece ("llama") adds BOS and a leading space and has
-    // fixed special ids; byte-level BPE ("gpt2") and the rest do neither.
+    // fixed special ids; byte-level BPE ("gpt2") and the rest do neither, except that some
+    // pre-tokenizers (Llama 3's) add BOS.
     const bool spm = v.model == "llama";
     for (const SpecialId& s : kSpecialIds) {
-        int32_t fallback =
+        const int32_t fallback =
             spm && s.spm_default >= 0 && size_t(s.spm_default) < n ? s.spm_default : -1;
         std::optional<int64_t> id = f.get_int(s.key);
-        if (id && (*id < 0 || size_t(*id) >= n))
-            fail(s.key, "token id " + std::to_string(*id) + " is out of range (" +
-                            std::to_string(n) + " tokens)");
+        // llama.cpp writes -1 (as u32: 4294967295) for "no such token", and reads any id
+        // outside the vocabulary as if the key were absent; so does lila, and says so.
+        if (id && (*id < 0 || size_t(*id) >= n)) {
+            warn(f.path() + ": " + s.key + ": token id " + std::to_string(*id) +
+                 " is out of range (" + std::to_string(n) + " tokens); ignored");
+            id = std::nullopt;
+        }
         v.*s.field = id ? int32_t(*id) : fallback;
     }
-    v.add_bos = f.get_bool(kAddBos).value_or(spm);
+    v.add_bos = f.get_bool(kAddBos).value_or(spm || bpe_pre_tokenizer_adds_bos(v.pre));
     v.add_eos = f.get_bool(kAddEos).value_or(false);
     v.add_space_prefix = f.get_bool(kAddSpacePrefix).value_or(spm);
     return v;

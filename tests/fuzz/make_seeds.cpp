@@ -123,7 +123,7 @@ void tiny_gguf(const std::string& name, const Vocab& vocab, ggml_lite::Type type
     hp.head_dim = hp.rope_dim = s.n_embd / s.n_head;
 
     GGUFWriter w;
-    set_llama_metadata(w, hp, name, type);
+    set_model_metadata(w, "llama", hp, name, type);
     vocab.to_gguf(w);
     if (extras) {  // what some real files carry: a chat template, head sizes, biases, RoPE factors
         const auto config =

@@ -106,22 +106,42 @@ struct DotCase {
     double mag;                 // sum of |w_i x_i| (or its parts, see weight_magnitudes)
 };
 
+// Types with a min (Q4_1, Q5_1: d q + m; Q4_K, Q5_K: d sc q - dmin m): the scale part and the
+// min part, summed apart, each at its magnitude.
+template <class Block>
+void add_min_part(Type type, const std::vector<uint8_t>& w, int64_t n, std::vector<double>& mag) {
+    std::vector<uint8_t> scale_part = w, min_part = w;
+    for (size_t b = 0; b < w.size(); b += sizeof(Block)) {
+        auto* s = reinterpret_cast<Block*>(&scale_part[b]);
+        auto* m = reinterpret_cast<Block*>(&min_part[b]);
+        if constexpr (requires(Block blk) { blk.dmin; }) {
+            s->dmin = 0;
+            m->d = 0;
+        } else {
+            s->m = 0;
+            m->d = 0;
+        }
+    }
+    const std::vector<float> sf = to_float(type, scale_part, n), mf = to_float(type, min_part, n);
+    for (int64_t i = 0; i < n; i++) mag[i] = std::fabs(sf[i]) + std::fabs(mf[i]);
+}
+
 // For each weight, the largest magnitude a kernel's partial sums hold for it: |w| itself,
-// except where the kernels sum parts of w apart. Q4_K's d sc q and dmin m parts are summed
-// separately and may cancel only at the end; Q6_K's SIMD sums take unsigned levels q and the
-// offset 32 apart, at most 95 |d sc| together.
+// except where the kernels sum parts of w apart. The types with a min sum the scaled levels and
+// the min separately, which may cancel only at the end; Q6_K's SIMD sums take unsigned levels q and
+// the offset 32 apart, at most 95 |d sc| together.
 std::vector<double> weight_magnitudes(Type type, const std::vector<uint8_t>& w, int64_t n) {
     std::vector<double> mag(static_cast<size_t>(n));
     const std::vector<float> wf = to_float(type, w, n);
     for (int64_t i = 0; i < n; i++) mag[i] = std::fabs(wf[i]);
     if (type == Type::Q4_K) {
-        std::vector<uint8_t> scale_part = w, min_part = w;
-        for (size_t b = 0; b < w.size(); b += sizeof(block_q4_K)) {
-            reinterpret_cast<block_q4_K*>(&scale_part[b])->dmin = 0;
-            reinterpret_cast<block_q4_K*>(&min_part[b])->d = 0;
-        }
-        const std::vector<float> s = to_float(type, scale_part, n), m = to_float(type, min_part, n);
-        for (int64_t i = 0; i < n; i++) mag[i] = std::fabs(s[i]) + std::fabs(m[i]);
+        add_min_part<block_q4_K>(type, w, n, mag);
+    } else if (type == Type::Q5_K) {
+        add_min_part<block_q5_K>(type, w, n, mag);
+    } else if (type == Type::Q4_1) {
+        add_min_part<block_q4_1>(type, w, n, mag);
+    } else if (type == Type::Q5_1) {
+        add_min_part<block_q5_1>(type, w, n, mag);
     } else if (type == Type::Q6_K) {
         std::vector<uint8_t> unit = w;  // every level 33: decodes to d sc
         for (size_t b = 0; b < w.size(); b += sizeof(block_q6_K)) {
@@ -162,6 +182,28 @@ TEST(Kernels, QuantizedDotsMatchScalar) {
                 EXPECT_NEAR(got, want, dot_tolerance(terms, c.mag))
                     << isa_name(k->isa) << ' ' << type_name(type) << " blocks=" << nb;
             }
+        }
+    }
+}
+
+// The kernels compute the dot of what the blocks decode to: exact integer sums, so only the
+// float steps round. Q8_1's s = d sum(q) is stored in fp16 (relative error 2^-11), and the mins
+// multiply it: |m s| is at most the min part of the magnitude.
+TEST(Kernels, QuantizedDotsEqualDequantizedDots) {
+    for (Type type : all_types()) {
+        if (!traits(type).quantized) continue;
+        const Type act = traits(type).vec_dot_type;
+        for (int64_t nb : kBlockCounts) {
+            const int64_t n = nb * block_size(type);
+            const DotCase c = make_dot_case(type, n, static_cast<uint32_t>(nb) + 100);
+            const std::vector<float> wf = to_float(type, c.w, n), xf = to_float(act, c.x, n);
+            double want = 0.0;
+            for (int64_t i = 0; i < n; i++) want += static_cast<double>(wf[i]) * xf[i];
+            const float got = ref().of(type).vec_dot(n, c.w.data(), c.x.data());
+            const int64_t terms = block_size(type) == QK_K ? 20 * nb : nb;
+            const double s_error = act == Type::Q8_1 ? 0x1p-11 * c.mag : 0.0;
+            EXPECT_NEAR(got, want, dot_tolerance(terms, c.mag) + s_error)
+                << type_name(type) << " blocks=" << nb;
         }
     }
 }

@@ -62,7 +62,20 @@ TEST(Matmul, MatchesDoubleReference) {
                         // Float accumulation: at least 4 lanes of at most cols/4 sequential
                         // additions each, plus a final reduction and the scale products
                         // (< 64 roundings), every rounding at most FLT_EPSILON relative.
-                        const double tol = (s.cols / 4.0 + 64) * FLT_EPSILON * mag + 1e-30;
+                        double tol = (s.cols / 4.0 + 64) * FLT_EPSILON * mag + 1e-30;
+                        // Q8_1's s = d sum(q) is stored in fp16 (2^-11 relative) and the
+                        // weights' min multiplies it; each block's min is one of its values
+                        // (the smallest decodes to level 0), so at most its largest |w|.
+                        if (traits(type).vec_dot_type == Type::Q8_1) {
+                            for (int64_t b = 0; b < s.cols; b += 32) {
+                                double wmax = 0.0, xsum = 0.0;
+                                for (int64_t i = b; i < b + 32; i++) {
+                                    wmax = std::max(wmax, std::fabs(double(wf[r * s.cols + i])));
+                                    xsum += std::fabs(xa[i]);
+                                }
+                                tol += 0x1p-11 * wmax * xsum;
+                            }
+                        }
                         const float got = y[t * s.rows + r];
                         ASSERT_NEAR(got, ref, tol) << isa_name(k->isa) << ' ' << type_name(type)
                                                    << " r=" << r << " t=" << t;
@@ -185,6 +198,91 @@ TEST(Ops, RopeAngles) {
             // angle's own rounding multiplied by pos.
             EXPECT_NEAR(c[i], static_cast<float>(std::cos(a)), 2e-7) << i;
             EXPECT_NEAR(s[i], static_cast<float>(std::sin(a)), 2e-7) << i;
+        }
+    }
+}
+
+// --- block variants -------------------------------------------------------------------------
+
+// NEOX RoPE is the interleaved kernel on a head whose first rot_dim dimensions are reordered
+// (i, i + rot_dim/2) -> (2i, 2i + 1); dimensions past rot_dim are left alone.
+TEST(Ops, RopeNeoxIsInterleavedRopeOnReorderedDimensions) {
+    const int64_t n_heads = 3, head_dim = 16, rot_dim = 12, half = rot_dim / 2;
+    const auto x = test::random_floats(n_heads * head_dim, 61);
+    std::vector<float> c(half), s(half);
+    rope_angles(c.data(), s.data(), 37, rot_dim, 10000.0f, nullptr);
+    std::vector<float> neox = x, interleaved(x.size());
+    for (int64_t h = 0; h < n_heads; h++) {
+        for (int64_t d = 0; d < head_dim; d++) {
+            const int64_t to = d < rot_dim ? (d < half ? 2 * d : 2 * (d - half) + 1) : d;
+            interleaved[h * head_dim + to] = x[h * head_dim + d];
+        }
+    }
+    rope_neox(neox.data(), n_heads, head_dim, rot_dim, c.data(), s.data());
+    kernels_scalar().rope(interleaved.data(), n_heads, head_dim, rot_dim, c.data(), s.data());
+    for (int64_t h = 0; h < n_heads; h++) {
+        for (int64_t d = 0; d < head_dim; d++) {
+            const int64_t to = d < rot_dim ? (d < half ? 2 * d : 2 * (d - half) + 1) : d;
+            EXPECT_EQ(neox[h * head_dim + d], interleaved[h * head_dim + to]) << h << " " << d;
+        }
+    }
+}
+
+// Against the formula in double: float tanh and products differ by a few ulps.
+TEST(Ops, GeluTanhAndSoftcap) {
+    const auto x = test::random_floats(300, 62, -8.0f, 8.0f);
+    const auto g = test::random_floats(300, 63);
+    std::vector<float> h = x, capped = x;
+    gelu_tanh_mul(h.data(), g.data(), 300);
+    softcap(capped.data(), 300, 3.0f);
+    for (int i = 0; i < 300; i++) {
+        const double v = x[i];
+        const double gelu =
+            0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+        EXPECT_NEAR(h[i], gelu * g[i], 1e-5 * (1 + std::fabs(gelu))) << x[i];
+        EXPECT_NEAR(capped[i], 3.0 * std::tanh(v / 3.0), 1e-6) << x[i];
+    }
+}
+
+// attend_window over the whole cache without soft-capping is the scalar attention kernel;
+// a window is attention over its positions alone; soft-capping caps the scores first.
+TEST(Ops, AttendWindowAndSoftcap) {
+    const int64_t n_q = 2, hd = 8, n_pos = 37, padded = 48;
+    const auto q = test::random_floats(n_q * hd, 64, -2.0f, 2.0f);
+    const auto kv = test::random_floats(padded * hd, 65);
+    const auto v = test::random_floats(n_pos * hd, 66);
+    std::vector<float> scores(n_q * padded), want(n_q * hd), got(n_q * hd);
+    kernels_scalar().attend_f32(q.data(), n_q, hd, kv.data(), v.data(), n_pos, 0.3f, scores.data(),
+                                want.data());
+    attend_window(q.data(), n_q, hd, kv.data(), v.data(), 0, n_pos, 0.3f, 0.0f, scores.data(),
+                  got.data());
+    for (int64_t i = 0; i < n_q * hd; i++) EXPECT_NEAR(got[i], want[i], 1e-5f) << i;
+
+    // The window [first, n_pos) by hand, in double, with and without a soft cap.
+    const int64_t first = 21;
+    for (const float cap : {0.0f, 0.5f}) {
+        attend_window(q.data(), n_q, hd, kv.data(), v.data(), first, n_pos, 0.3f, cap,
+                      scores.data(), got.data());
+        for (int64_t j = 0; j < n_q; j++) {
+            std::vector<double> w;
+            double max = -1e300, sum = 0;
+            for (int64_t p = first; p < n_pos; p++) {
+                double dot = 0;
+                for (int64_t d = 0; d < hd; d++) {
+                    dot += q[j * hd + d] *
+                           kv[p / kKvBlock * kKvBlock * hd + d * kKvBlock + p % kKvBlock];
+                }
+                dot *= 0.3;
+                if (cap > 0) dot = cap * std::tanh(dot / cap);
+                w.push_back(dot);
+                max = std::max(max, dot);
+            }
+            for (double& x : w) sum += (x = std::exp(x - max));
+            for (int64_t d = 0; d < hd; d++) {
+                double o = 0;
+                for (int64_t p = first; p < n_pos; p++) o += w[p - first] / sum * v[p * hd + d];
+                EXPECT_NEAR(got[j * hd + d], o, 1e-5) << cap << " " << j << " " << d;
+            }
         }
     }
 }

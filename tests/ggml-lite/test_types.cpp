@@ -16,18 +16,32 @@ TEST(Types, GgmlIdsAndLayouts) {
     EXPECT_EQ(static_cast<uint32_t>(Type::F32), 0u);
     EXPECT_EQ(static_cast<uint32_t>(Type::F16), 1u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q4_0), 2u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q4_1), 3u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q5_0), 6u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q5_1), 7u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q8_0), 8u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q8_1), 9u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q4_K), 12u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q5_K), 13u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q6_K), 14u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q8_K), 15u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ4_NL), 20u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ4_XS), 23u);
     EXPECT_EQ(static_cast<uint32_t>(Type::BF16), 30u);
     EXPECT_EQ(row_size(Type::F32, 64), 256u);
     EXPECT_EQ(row_size(Type::F16, 64), 128u);
     EXPECT_EQ(row_size(Type::BF16, 64), 128u);
     EXPECT_EQ(row_size(Type::Q8_0, 64), 68u);
     EXPECT_EQ(row_size(Type::Q4_0, 64), 36u);
+    EXPECT_EQ(row_size(Type::Q4_1, 64), 40u);  // 5 bits per value
+    EXPECT_EQ(row_size(Type::Q5_0, 64), 44u);  // 5.5
+    EXPECT_EQ(row_size(Type::Q5_1, 64), 48u);  // 6
+    EXPECT_EQ(row_size(Type::Q8_1, 64), 72u);
+    EXPECT_EQ(row_size(Type::IQ4_NL, 64), 36u);  // 4.5
     EXPECT_EQ(row_size(Type::Q4_K, 512), 288u);  // 4.5 bits per value
-    EXPECT_EQ(row_size(Type::Q6_K, 512), 420u);  // 6.5625
+    EXPECT_EQ(row_size(Type::Q5_K, 512), 352u);
+    EXPECT_EQ(row_size(Type::IQ4_XS, 512), 272u);  // 4.25  // 5.5
+    EXPECT_EQ(row_size(Type::Q6_K, 512), 420u);    // 6.5625
     EXPECT_EQ(row_size(Type::Q8_K, 512), 584u);
     EXPECT_EQ(block_size(Type::Q4_0), 32);
     EXPECT_EQ(block_size(Type::Q4_K), 256);
@@ -44,6 +58,12 @@ TEST(Types, ActivationTypes) {
     EXPECT_EQ(traits(Type::BF16).vec_dot_type, Type::F32);
     EXPECT_EQ(traits(Type::Q4_K).vec_dot_type, Type::Q8_K);
     EXPECT_EQ(traits(Type::Q6_K).vec_dot_type, Type::Q8_K);
+    EXPECT_EQ(traits(Type::Q5_K).vec_dot_type, Type::Q8_K);
+    EXPECT_EQ(traits(Type::Q5_0).vec_dot_type, Type::Q8_0);
+    EXPECT_EQ(traits(Type::IQ4_NL).vec_dot_type, Type::Q8_0);
+    EXPECT_EQ(traits(Type::IQ4_XS).vec_dot_type, Type::Q8_K);
+    EXPECT_EQ(traits(Type::Q4_1).vec_dot_type, Type::Q8_1);
+    EXPECT_EQ(traits(Type::Q5_1).vec_dot_type, Type::Q8_1);
     // Every activation type has a converter in every table; others have none. Every tensor
     // type has kernels; Q8_K, only ever activations, has none.
     for (const Kernels* k : test::all_tables()) {
@@ -58,6 +78,8 @@ TEST(Types, ActivationTypes) {
         EXPECT_NE(k->of(Type::Q8_K).from_float, nullptr) << isa_name(k->isa);
         EXPECT_EQ(k->of(Type::Q8_K).vec_dot, nullptr) << isa_name(k->isa);
         EXPECT_EQ(k->of(Type::Q8_K).gemm_tile, nullptr) << isa_name(k->isa);
+        EXPECT_NE(k->of(Type::Q8_1).from_float, nullptr) << isa_name(k->isa);
+        EXPECT_EQ(k->of(Type::Q8_1).vec_dot, nullptr) << isa_name(k->isa);
     }
 }
 
@@ -66,11 +88,16 @@ TEST(Types, Lookups) {
     EXPECT_EQ(type_from_id(30), Type::BF16);
     EXPECT_EQ(type_from_id(12), Type::Q4_K);
     EXPECT_EQ(type_from_id(14), Type::Q6_K);
-    EXPECT_FALSE(type_from_id(13).has_value());  // Q5_K: not known
+    EXPECT_EQ(type_from_id(13), Type::Q5_K);
+    EXPECT_EQ(type_from_id(20), Type::IQ4_NL);
+    EXPECT_FALSE(type_from_id(16).has_value());  // IQ2_XXS: not known
+    EXPECT_FALSE(type_from_id(9).has_value());   // Q8_1: activations only, never in a file
     EXPECT_FALSE(type_from_id(15).has_value());  // Q8_K: activations only, never in a file
     EXPECT_EQ(type_from_name("q8_0"), Type::Q8_0);
     EXPECT_EQ(type_from_name("Q4_K"), Type::Q4_K);
     EXPECT_FALSE(type_from_name("q8_k").has_value());
+    EXPECT_FALSE(type_from_name("q8_1").has_value());
+    EXPECT_EQ(type_from_name("IQ4_NL"), Type::IQ4_NL);
     EXPECT_EQ(type_from_name("Q4_0"), Type::Q4_0);
     EXPECT_EQ(type_from_name("BF16"), Type::BF16);
     EXPECT_FALSE(type_from_name("q4").has_value());
@@ -92,7 +119,7 @@ TEST(Types, SlotsAndUnknownTypes) {
     }
     EXPECT_EQ(tensors, std::vector<Type>(all_types().begin(), all_types().end()));
     EXPECT_FALSE(traits(Type::Q8_K).tensor);
-    for (uint32_t id : {3u, 13u, 31u, 1000u}) {
+    for (uint32_t id : {4u, 16u, 31u, 1000u}) {
         EXPECT_THROW(type_slot(static_cast<Type>(id)), std::invalid_argument) << id;
         EXPECT_THROW(traits(static_cast<Type>(id)), std::invalid_argument) << id;
         EXPECT_THROW(kernels_scalar().of(static_cast<Type>(id)), std::invalid_argument) << id;

@@ -254,11 +254,11 @@ TEST_F(BadInput, CorruptTensorOffset) {
 TEST_F(BadInput, UnsupportedAndUnknownTensorType) {
     const auto infos = tensor_infos(test::read_file(model()));
     const TensorInfoAt& t = info_of(infos, "blk.0.attn_q.weight");
-    const std::string q4_1 = edited_model("type-q4_1.gguf", [&](std::string& b) {
-        poke<uint32_t>(b, t.type, 3);  // ggml's Q4_1: a real type lila does not implement
+    const std::string mxfp4 = edited_model("type-mxfp4.gguf", [&](std::string& b) {
+        poke<uint32_t>(b, t.type, 39);  // ggml's MXFP4: a real type lila does not implement
     });
-    for (const auto& args : model_commands(q4_1)) {
-        expect_error(args, {q4_1, "blk.0.attn_q.weight", "q4_1", "not supported"});
+    for (const auto& args : model_commands(mxfp4)) {
+        expect_error(args, {mxfp4, "blk.0.attn_q.weight", "mxfp4", "not supported"});
     }
     const std::string unknown =
         edited_model("type-unknown.gguf", [&](std::string& b) { poke<uint32_t>(b, t.type, 1000); });
@@ -387,8 +387,8 @@ TEST_F(BadInput, ConvertInputs) {
     expect_error({"convert", half, "--tokenizer", test::stories_tokenizer(), "-o", out},
                  {half, "truncated"});
     expect_error({"convert", test::stories_checkpoint(), "--tokenizer", test::stories_tokenizer(),
-                  "-o", out, "--type", "q5_1"},
-                 {"--type", "q5_1"});
+                  "-o", out, "--type", "q9_9"},
+                 {"--type", "q9_9"});
     // A header of in-range sizes whose weights add up to just over 2^64 bytes: the size
     // check once wrapped around and took this 28-byte file for a whole model.
     const std::string wrapped = "tests/data/fuzz/llama2c/size-check-overflow.bin";  // from the root

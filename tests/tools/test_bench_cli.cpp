@@ -41,6 +41,22 @@ TEST(BenchCli, JsonRowsHaveTheFieldsScriptsRead) {
     EXPECT_EQ(rows[2]["n_threads"], 2);
 }
 
+// --parallel (-np): a generation row per sequence count, tgNxP past one sequence.
+TEST(BenchCli, ParallelGenerationRows) {
+    const std::string model = test::stories_model(ggml_lite::Type::Q8_0);
+    const Output r = run_lila({"bench", "-m", model, "-p", "0", "-n", "4", "-d", "0,8", "-np",
+                               "1,3", "-t", "1", "-r", "1", "-o", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json rows = nlohmann::json::parse(r.out);
+    std::vector<std::string> tests;
+    for (const auto& row : rows) {
+        tests.push_back(row["test"]);
+        EXPECT_GT(row["avg_ts"].get<double>(), 0.0);
+        EXPECT_GT(row["roofline_frac"].get<double>(), 0.0);
+    }
+    EXPECT_EQ(tests, (std::vector<std::string>{"tg4", "tg4x3", "tg4@d8", "tg4@d8x3"}));
+}
+
 TEST(BenchCli, VerboseAndInfoStateCpuAndKernelPaths) {
     const std::string model = test::stories_model(ggml_lite::Type::Q8_0);
     const Output bench = run_lila({"bench", "-m", model, "-p", "4", "-n", "0", "-r", "1", "-v"});

@@ -129,7 +129,9 @@ std::vector<Family> families() {
 }
 
 TEST(ChatTemplate, TableHasEveryFamilyAndPlainLast) {
-    EXPECT_EQ(chat_template_names(), "chatml, llama2, mistral, zephyr, gemma, llama3, plain");
+    EXPECT_EQ(chat_template_names(),
+              "phi4, smollm3, qwen2.5, chatml, llama2, mistral, phi4-mini, phi3, olmo2, granite, "
+              "zephyr, gemma, llama3, plain");
     EXPECT_STREQ(chat_templates().back().name, "plain");
     EXPECT_EQ(find_chat_template("nope"), nullptr);
 }
@@ -335,6 +337,22 @@ constexpr const char* kPhi3Jinja =
     "%}{{'<|assistant|>\n' + message['content'] + '<|end|>\n'}}{% endif %}{% endfor %}{% if "
     "add_generation_prompt %}{{ '<|assistant|>\n' }}{% else %}{{ eos_token }}{% endif %}";
 
+// Phi-4-mini-instruct's and OLMo-2-1124-Instruct's templates, transcribed from their
+// tokenizer_config.json (their files are not among tests/data/chat/).
+constexpr const char* kPhi4MiniJinja =
+    "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message and "
+    "message['tools'] is not none %}{{ '<|' + message['role'] + '|>' + message['content'] + "
+    "'<|tool|>' + message['tools'] + '<|/tool|>' + '<|end|>' }}{% else %}{{ '<|' + "
+    "message['role'] + '|>' + message['content'] + '<|end|>' }}{% endif %}{% endfor %}{% if "
+    "add_generation_prompt %}{{ '<|assistant|>' }}{% else %}{{ eos_token }}{% endif %}";
+constexpr const char* kOlmo2Jinja =
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'system' %}{{ "
+    "'<|system|>\n' + message['content'] + '\n' }}{% elif message['role'] == 'user' %}{{ "
+    "'<|user|>\n' + message['content'] + '\n' }}{% elif message['role'] == 'assistant' %}{% if "
+    "not loop.last %}{{ '<|assistant|>\n'  + message['content'] + eos_token + '\n' }}{% else "
+    "%}{{ '<|assistant|>\n'  + message['content'] + eos_token }}{% endif %}{% endif %}{% if "
+    "loop.last and add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}{% endfor %}";
+
 const char* detected(std::string_view jinja) {
     const ChatTemplate* t = detect_chat_template(jinja);
     return t ? t->name : "none";
@@ -347,8 +365,10 @@ TEST(ChatTemplate, DetectsRealTemplates) {
     EXPECT_STREQ(detected(kTinyLlamaJinja), "zephyr");
     EXPECT_STREQ(detected(kMistralJinja), "mistral");
     EXPECT_STREQ(detected(kGemmaJinja), "gemma");
-    // Phi-3 looks like Zephyr but ends turns with <|end|>: not recognised, not mis-formatted.
-    EXPECT_STREQ(detected(kPhi3Jinja), "none");
+    // Phi-3 looks like Zephyr but ends turns with <|end|>.
+    EXPECT_STREQ(detected(kPhi3Jinja), "phi3");
+    EXPECT_STREQ(detected(kPhi4MiniJinja), "phi4-mini");
+    EXPECT_STREQ(detected(kOlmo2Jinja), "olmo2");
     EXPECT_STREQ(detected("{{ messages }}"), "none");
     EXPECT_STREQ(detected(""), "none");
     // A bare name, as llama.cpp also accepts.
@@ -361,6 +381,43 @@ TEST(ChatTemplate, DetectsTheRealLlama3Template) {
     const auto json = nlohmann::json::parse(config);
     ASSERT_TRUE(json.contains("chat_template"));
     EXPECT_STREQ(detected(json["chat_template"].get<std::string>()), "llama3");
+}
+
+// The models' own templates (tests/data/chat/, with SOURCES.md) are recognised, and lila
+// formats a conversation as they render it (rendered.json: jinja2 with Hugging Face's
+// settings), with and without a system message.
+TEST(ChatTemplate, FormatsAsTheModelsOwnTemplates) {
+    const auto ref = nlohmann::json::parse(test::read_file("tests/data/chat/rendered.json"));
+    const std::vector<ChatMessage> conv = {{Role::System, "You are terse."},
+                                           {Role::User, "Hi"},
+                                           {Role::Assistant, "Hello!"},
+                                           {Role::User, "Bye"}};
+    for (const auto& c : ref["cases"]) {
+        const std::string file = c["file"];
+        SCOPED_TRACE(file);
+        const std::string jinja = test::read_file("tests/data/chat/" + file);
+        ASSERT_FALSE(jinja.empty());
+        const ChatTemplate* t = detect_chat_template(jinja);
+        ASSERT_NE(t, nullptr);
+        EXPECT_EQ(t->name, c["family"].get<std::string>());
+        const ChatVocab cv(c["bos"], c["eos"], {}, false);
+        if (c.contains("with_system")) {
+            EXPECT_EQ(format_chat(*t, cv.v, conv, true), c["with_system"].get<std::string>());
+        }
+        if (c.contains("without_system")) {
+            EXPECT_EQ(format_chat(*t, cv.v, std::span(conv).subspan(1), true),
+                      c["without_system"].get<std::string>());
+        }
+    }
+    // Phi-4-mini and OLMo 2, rendered by hand from the templates above.
+    const ChatVocab phi("<|endoftext|>", "<|endoftext|>", {}, false);
+    EXPECT_EQ(format_chat(*find_chat_template("phi4-mini"), phi.v, conv, true),
+              "<|system|>You are terse.<|end|><|user|>Hi<|end|><|assistant|>Hello!<|end|>"
+              "<|user|>Bye<|end|><|assistant|>");
+    const ChatVocab olmo("<|endoftext|>", "<|endoftext|>", {}, false);
+    EXPECT_EQ(format_chat(*find_chat_template("olmo2"), olmo.v, conv, true),
+              "<|endoftext|><|system|>\nYou are terse.\n<|user|>\nHi\n<|assistant|>\nHello!"
+              "<|endoftext|>\n<|user|>\nBye\n<|assistant|>\n");
 }
 
 std::string gguf_with_template(const test::TempDir& dir, const std::string& jinja) {
@@ -395,8 +452,8 @@ TEST(ChatTemplate, PicksFromTheFileOrTheOverride) {
     EXPECT_STREQ(pick_chat_template(*without, "", &note).name, "plain");
     EXPECT_TRUE(note.empty());
 
-    auto with_phi3 = GGUFFile::open(gguf_with_template(dir, kPhi3Jinja));
-    EXPECT_STREQ(pick_chat_template(*with_phi3, "", &note).name, "plain");
+    auto with_unknown = GGUFFile::open(gguf_with_template(dir, "{{ messages }}"));
+    EXPECT_STREQ(pick_chat_template(*with_unknown, "", &note).name, "plain");
     EXPECT_NE(note.find("not recognised"), std::string::npos);
 }
 

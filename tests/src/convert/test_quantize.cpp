@@ -75,26 +75,71 @@ TEST(TensorTypes, Q4_K_MOnLlamaShapes) {
     }
 }
 
-// Rows that do not split into 256-value super-blocks: Q4_K and Q6_K fall back to Q8_0, and
-// what does not split into 32-blocks either to F16 (stories260K: 64-wide, FFN 172).
+// The other mixes on the same shapes (llama.cpp's llama_tensor_get_type for a 32-layer
+// Llama without experts).
+TEST(TensorTypes, OtherMixesOnLlamaShapes) {
+    const ModelLayout m{32, false};
+    const std::vector<int64_t> square{4096, 4096}, ffn_out{11008, 4096}, vocab{4096, 32000};
+    const FileType q4ks{Type::Q4_K, Mix::S}, q5ks{Type::Q5_K, Mix::S}, q5km{Type::Q5_K, Mix::M};
+    for (int64_t l = 0; l < 32; l++) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        EXPECT_EQ(tensor_type(q4ks, b + "attn_v.weight", square, m),
+                  l < 4 ? Type::Q5_K : Type::Q4_K);
+        EXPECT_EQ(tensor_type(q4ks, b + "ffn_down.weight", ffn_out, m),
+                  l < 4 ? Type::Q5_K : Type::Q4_K);
+        EXPECT_EQ(tensor_type(q5ks, b + "attn_v.weight", square, m), Type::Q5_K);
+        EXPECT_EQ(tensor_type(q5ks, b + "ffn_down.weight", ffn_out, m), Type::Q5_K);
+        const Type more = use_more_bits(l, 32) ? Type::Q6_K : Type::Q5_K;
+        EXPECT_EQ(tensor_type(q5km, b + "attn_v.weight", square, m), more) << l;
+        EXPECT_EQ(tensor_type(q5km, b + "ffn_down.weight", ffn_out, m), more) << l;
+        for (FileType ft : {q4ks, q5ks, q5km}) {
+            EXPECT_EQ(tensor_type(ft, b + "attn_q.weight", square, m), ft.base);
+        }
+    }
+    for (FileType ft : {q4ks, q5ks, q5km, FileType::Q4_K_M()}) {
+        EXPECT_EQ(tensor_type(ft, "output.weight", vocab, m), Type::Q6_K);
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", vocab, m), ft.base);
+    }
+    // A fused QKV projection gets one k-quant more in the _M mixes.
+    EXPECT_EQ(tensor_type(FileType::Q4_K_M(), "blk.5.attn_qkv.weight", square, m), Type::Q5_K);
+    EXPECT_EQ(tensor_type(q5km, "blk.5.attn_qkv.weight", square, m), Type::Q6_K);
+    EXPECT_EQ(tensor_type(q4ks, "blk.5.attn_qkv.weight", square, m), Type::Q4_K);
+    for (Type t : {Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q5_K, Type::IQ4_NL, Type::IQ4_XS}) {
+        EXPECT_EQ(tensor_type(t, "output.weight", vocab, m), t);
+        EXPECT_EQ(tensor_type(t, "blk.0.attn_v.weight", square, m), t);
+    }
+}
+
+// Rows that do not split into 256-value super-blocks fall back as in llama.cpp: Q4_K to Q5_0,
+// Q5_K to Q5_1, Q6_K to Q8_0, and what does not split into 32-blocks either to F16
+// (stories260K: 64-wide, FFN 172).
 TEST(TensorTypes, Fallbacks) {
     const ModelLayout m{5, true};
-    for (FileType ft : {FileType(Type::Q4_K), FileType(Type::Q6_K), FileType::Q4_K_M()}) {
-        EXPECT_EQ(tensor_type(ft, "blk.0.attn_q.weight", {64, 64}, m), Type::Q8_0);
-        EXPECT_EQ(tensor_type(ft, "blk.4.attn_v.weight", {64, 32}, m), Type::Q8_0);
+    for (FileType ft : {FileType(Type::Q4_K), FileType(Type::Q5_K), FileType(Type::Q6_K),
+                        FileType::Q4_K_M(), FileType(Type::Q5_K, Mix::M)}) {
+        const Type base = ft.base == Type::Q4_K   ? Type::Q5_0
+                          : ft.base == Type::Q5_K ? Type::Q5_1
+                                                  : Type::Q8_0;
+        // Layer 4 of 5 and the tied output get Q6_K in the _M mixes.
+        const Type more = ft.mix == Mix::M ? Type::Q8_0 : base;
+        EXPECT_EQ(tensor_type(ft, "blk.0.attn_q.weight", {64, 64}, m), base);
+        EXPECT_EQ(tensor_type(ft, "blk.4.attn_v.weight", {64, 32}, m), more);
         EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
-        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_up.weight", {64, 172}, m), Type::Q8_0);
-        EXPECT_EQ(tensor_type(ft, "token_embd.weight", {64, 512}, m), Type::Q8_0);
-        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_up.weight", {576, 1536}, m), Type::Q8_0);  // SmolLM
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_up.weight", {64, 172}, m), base);
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", {64, 512}, m), more);
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_up.weight", {576, 1536}, m), base);  // SmolLM
         EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {1536, 576}, m), ft.base);
     }
+    EXPECT_EQ(tensor_type(Type::IQ4_XS, "blk.0.attn_q.weight", {64, 64}, m), Type::IQ4_NL);
+    EXPECT_EQ(tensor_type(Type::IQ4_XS, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
     EXPECT_EQ(tensor_type(Type::Q4_0, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
     EXPECT_EQ(tensor_type(Type::F32, "blk.0.ffn_down.weight", {172, 64}, m), Type::F32);
 }
 
-// The reference model at q4_k_m: every matrix falls back (64-wide rows), so it is the Q8_0
-// conversion byte for byte except general.file_type.
-TEST(Convert, StoriesQ4_K_MFallsBackToQ8_0) {
+// The reference model at q4_k_m: every matrix falls back (64-wide rows), Q4_K to Q5_0 and Q6_K
+// to Q8_0 (the tied output, attn_v and ffn_down of layers 2 and 4); ffn_down (172 wide) is F16
+// as in every type. What is Q8_0 or F16 is the Q8_0 conversion's bytes.
+TEST(Convert, StoriesQ4_K_MFallsBack) {
     test::TempDir dir;
     ConvertOptions opts;
     opts.type = FileType::Q4_K_M();
@@ -104,13 +149,23 @@ TEST(Convert, StoriesQ4_K_MFallsBackToQ8_0) {
     const auto b = GGUFFile::open(test::stories_model(Type::Q8_0));
     EXPECT_EQ(a->get_int("general.file_type"), 15);
     ASSERT_EQ(a->tensors().size(), b->tensors().size());
+    int q5_0 = 0;
     for (size_t i = 0; i < a->tensors().size(); i++) {
         const GGUFTensorInfo &t = a->tensors()[i], &u = b->tensors()[i];
         EXPECT_EQ(t.name, u.name);
+        if (t.type == Type::Q5_0) {
+            EXPECT_EQ(u.type, Type::Q8_0) << t.name;
+            q5_0++;
+            continue;
+        }
         EXPECT_EQ(t.type, u.type) << t.name;
         ASSERT_EQ(t.nbytes, u.nbytes) << t.name;
         EXPECT_EQ(std::memcmp(t.data, u.data, t.nbytes), 0) << t.name;
     }
+    EXPECT_GT(q5_0, 0);
+    EXPECT_EQ(a->find_tensor("blk.0.attn_q.weight")->type, Type::Q5_0);
+    EXPECT_EQ(a->find_tensor("blk.2.attn_v.weight")->type, Type::Q8_0);
+    EXPECT_EQ(a->find_tensor("token_embd.weight")->type, Type::Q8_0);
 }
 
 // A small model whose rows split into super-blocks (width 256, FFN 512, 2 layers: layer 1
@@ -127,7 +182,7 @@ protected:
         hp.n_ff = kFf, hp.n_ctx_train = 64;
         hp.head_dim = hp.rope_dim = kEmbd / kHeads;
         GGUFWriter w;
-        set_llama_metadata(w, hp, "k-quant test", type);
+        set_model_metadata(w, "llama", hp, "k-quant test", type);
         vocab.to_gguf(w);
         ConvertOptions opts;
         opts.type = type;
@@ -207,9 +262,14 @@ TEST_F(KQuantModel, ForwardPass) {
         double max_rel;  // bound on RMS(logits - F32 logits) / RMS(F32 logits)
     };
     std::vector<double> rels;
+    // The first kOrdered in order of bits; then the other types, which run on their scalar
+    // kernels (and unpacked in prefill).
+    constexpr size_t kOrdered = 5;
     for (const Case& c :
          {Case{Type::Q8_0, 0.04}, Case{Type::Q6_K, 0.11}, Case{FileType::Q4_K_M(), 0.32},
-          Case{Type::Q4_K, 0.35}, Case{Type::Q4_0, 0.45}}) {
+          Case{Type::Q4_K, 0.35}, Case{Type::Q4_0, 0.45}, Case{{Type::Q5_K, Mix::M}, 0.25},
+          Case{{Type::Q4_K, Mix::S}, 0.35}, Case{Type::Q5_0, 0.25}, Case{Type::Q5_1, 0.25},
+          Case{Type::Q4_1, 0.4}, Case{Type::IQ4_NL, 0.4}, Case{Type::IQ4_XS, 0.4}}) {
         auto m = Model::load(write(dir, c.type));
         const std::string name = file_type_name(c.type);
         Session s(*m, params(2));
@@ -232,7 +292,7 @@ TEST_F(KQuantModel, ForwardPass) {
         EXPECT_EQ(std::memcmp(q, all.data(), all.size() * sizeof(float)), 0) << name;
     }
     // More bits, less error: Q8_0 < Q6_K < Q4_K_M < Q4_K < Q4_0.
-    for (size_t i = 1; i < rels.size(); i++) EXPECT_LT(rels[i - 1], rels[i]) << i;
+    for (size_t i = 1; i < kOrdered; i++) EXPECT_LT(rels[i - 1], rels[i]) << i;
 }
 
 // Re-quantizing an F32 GGUF gives what converting to the same file type directly gives.

@@ -9,26 +9,33 @@ namespace {
 using ggml_lite::Type;
 
 TEST(FileTypes, NamesAndGgufIds) {
-    EXPECT_EQ(file_type_names(), "f32, f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_k_m");
+    EXPECT_EQ(file_type_names(),
+              "f32, f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_k_m, q4_1, q5_0, q5_1, q5_k, iq4_nl, "
+              "iq4_xs, q4_k_s, q5_k_s, q5_k_m");
     struct Case {
         const char* name;
         Type base;
-        bool q4_k_m;
+        Mix mix;
         uint32_t id;  // llama.cpp's LLAMA_FTYPE_*
     };
     for (const Case& c :
-         {Case{"f32", Type::F32, false, 0}, Case{"F16", Type::F16, false, 1},
-          Case{"q4_0", Type::Q4_0, false, 2}, Case{"q8_0", Type::Q8_0, false, 7},
-          Case{"q4_k", Type::Q4_K, false, 14}, Case{"Q4_K_M", Type::Q4_K, true, 15},
-          Case{"q6_k", Type::Q6_K, false, 18}, Case{"bf16", Type::BF16, false, 32}}) {
+         {Case{"f32", Type::F32, Mix::None, 0}, Case{"F16", Type::F16, Mix::None, 1},
+          Case{"q4_0", Type::Q4_0, Mix::None, 2}, Case{"q4_1", Type::Q4_1, Mix::None, 3},
+          Case{"q8_0", Type::Q8_0, Mix::None, 7}, Case{"q5_0", Type::Q5_0, Mix::None, 8},
+          Case{"q5_1", Type::Q5_1, Mix::None, 9}, Case{"q4_k", Type::Q4_K, Mix::None, 14},
+          Case{"q4_k_s", Type::Q4_K, Mix::S, 14}, Case{"Q4_K_M", Type::Q4_K, Mix::M, 15},
+          Case{"q5_k", Type::Q5_K, Mix::None, 16}, Case{"q5_k_s", Type::Q5_K, Mix::S, 16},
+          Case{"q5_k_m", Type::Q5_K, Mix::M, 17}, Case{"q6_k", Type::Q6_K, Mix::None, 18},
+          Case{"iq4_nl", Type::IQ4_NL, Mix::None, 25}, Case{"iq4_xs", Type::IQ4_XS, Mix::None, 30},
+          Case{"bf16", Type::BF16, Mix::None, 32}}) {
         const std::optional<FileType> ft = file_type_from_name(c.name);
         ASSERT_TRUE(ft.has_value()) << c.name;
         EXPECT_EQ(ft->base, c.base) << c.name;
-        EXPECT_EQ(ft->q4_k_m, c.q4_k_m) << c.name;
+        EXPECT_EQ(ft->mix, c.mix) << c.name;
         EXPECT_EQ(gguf_file_type(*ft), c.id) << c.name;
     }
     EXPECT_EQ(file_type_name(FileType::Q4_K_M()), "q4_k_m");
-    for (const char* bad : {"q8_k", "q5_k", "q4_k_s", "q4_0_m", "", "q4"}) {
+    for (const char* bad : {"q8_k", "q8_1", "q6_k_m", "q4_0_m", "", "q4"}) {
         EXPECT_FALSE(file_type_from_name(bad).has_value()) << bad;
     }
 }

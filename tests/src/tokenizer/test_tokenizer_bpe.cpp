@@ -8,14 +8,17 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/log.h"
 #include "src/base/utf8.h"
 #include "src/io/gguf.h"
 #include "src/tokenizer/hf_tokenizer.h"
 #include "src/tokenizer/tokenizer.h"
+#include "src/tokenizer/tokenizer_bpe.h"
 #include "test_util.h"
 
 namespace lila {
@@ -281,19 +284,75 @@ TEST(TokenizerBpe, WhitespaceIsUnicodeWhiteSpace) {
     EXPECT_EQ(nel->encode("!\xC2\x85!", false, false).size(), 4u);
 }
 
-TEST(TokenizerBpe, RejectsWhatItCannotRun) {
-    Vocab v = tiny_vocab({"a b"});
-    v.pre = "mystery";
-    try {
-        Tokenizer::create(v);
-        FAIL() << "no error";
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("mystery"), std::string::npos);
-        EXPECT_NE(std::string(e.what()).find("llama-bpe"), std::string::npos);
-    }
-    v = tiny_vocab({});
+// llama.cpp gives a pre-tokenizer it does not know its default regexes, with a warning.
+TEST(TokenizerBpe, UnknownPreTokenizerIsTheDefaultWithAWarning) {
+    std::vector<std::string> warnings;
+    const WarningSink previous =
+        set_warning_sink([&](const std::string& w) { warnings.push_back(w); });
+    Vocab v = tiny_vocab({"1 2", "12 3", "123 4", "1234 5"}, "mystery");
+    const auto tok = Tokenizer::create(v);
+    set_warning_sink(previous);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("'mystery'"), std::string::npos) << warnings[0];
+    EXPECT_EQ(pieces(*tok, "12345"), (std::vector<std::string>{"123", "4", "5"}));
+}
+
+TEST(TokenizerBpe, RejectsMalformedMerges) {
+    Vocab v = tiny_vocab({});
     v.merges = {"ab"};  // not two tokens
     EXPECT_THROW(Tokenizer::create(v), Error);
+}
+
+// Every pre-tokenizer llama.cpp maps from tokenizer.ggml.pre splits texts as llama.cpp does:
+// word lengths in bytes from its unicode_regex_split on each pre-tokenizer's regexes
+// (tests/data/tokenizer/pre_tokenizer_splits.json; docs/architectures.md says how it was made).
+bool uses_symbols(const std::string& pre) {
+    for (const std::string& re : bpe_pre_tokenizer_regexes(pre)) {
+        if (re.find("\\p{S}") != std::string::npos) return true;
+    }
+    return false;
+}
+
+TEST(TokenizerBpe, PreTokenizersSplitAsLlamaCpp) {
+    const json ref = json::parse(test::read_file("tests/data/tokenizer/pre_tokenizer_splits.json"));
+    const auto texts = ref["texts"].get<std::vector<std::string>>();
+    std::set<std::string> covered;
+    for (const json& group : ref["groups"]) {
+        for (const std::string name : group["names"]) {
+            covered.insert(name);
+            for (size_t t = 0; t < texts.size(); t++) {
+                // llama.cpp's engine leaves '~' out of \p{S} (its table of ASCII symbols lacks
+                // it); PCRE2 cannot take a character out of a class, so lila keeps Unicode's.
+                if (uses_symbols(name) && texts[t].find('~') != std::string::npos) continue;
+                std::string lengths;
+                for (const std::string& w : bpe_pre_tokenize(name, texts[t])) {
+                    lengths += (lengths.empty() ? "" : " ") + std::to_string(w.size());
+                }
+                EXPECT_EQ(lengths, group["word_bytes"][t].get<std::string>())
+                    << name << " on \"" << texts[t] << "\"";
+            }
+        }
+    }
+    for (const std::string& name : bpe_pre_tokenizers()) {
+        EXPECT_TRUE(covered.count(name)) << name << " has no reference splits";
+    }
+}
+
+// A checkpoint's tokenizer.json names its regexes in Hugging Face's spelling; those llama.cpp
+// adapted still find their pre-tokenizer, and Llama 3's ignore_merges tells it from DBRX's.
+TEST(TokenizerBpe, PreTokenizerOfATokenizerJson) {
+    const std::string llama3 =
+        R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+    EXPECT_EQ(bpe_pre_tokenizer_for({llama3}, true), "llama-bpe");
+    EXPECT_EQ(bpe_pre_tokenizer_for({llama3}, false), "dbrx");
+    const std::string qwen2 =
+        R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+    EXPECT_EQ(bpe_pre_tokenizer_for({qwen2}, false), "qwen2");
+    const std::string gpt4o =
+        R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+    EXPECT_EQ(bpe_pre_tokenizer_for({gpt4o}, false), "gpt-4o");
+    EXPECT_EQ(bpe_pre_tokenizer_for({"\\p{N}", bpe_byte_level_regex()}, false), "smollm");
+    EXPECT_EQ(bpe_pre_tokenizer_for({"x"}, false), "");
 }
 
 // A byte without a token becomes <unk> when there is one, else an Error, never a crash.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/base/error.h"
+#include "src/base/log.h"
 #include "src/io/gguf.h"
 #include "src/tokenizer/vocab.h"
 #include "test_util.h"
@@ -188,10 +189,6 @@ TEST_F(VocabGGUF, RejectsInconsistentVocabularies) {
                     "tokenizer.ggml.token_type: token 2 has type 7 (expected 1 to 6)");
     expect_rejected({{"tokenizer.ggml.token_type", V::array_i32({0, 1, 1, 1})}},
                     "token 0 has type 0");
-    expect_rejected({{"tokenizer.ggml.bos_token_id", V::u32(4)}},
-                    "tokenizer.ggml.bos_token_id: token id 4 is out of range (4 tokens)");
-    expect_rejected({{"tokenizer.ggml.padding_token_id", V::i32(-1)}},
-                    "tokenizer.ggml.padding_token_id: token id -1 is out of range");
     expect_rejected({{"tokenizer.ggml.tokens", V::array_string({})}},
                     "tokenizer.ggml.tokens: no tokens");
     expect_rejected({{"tokenizer.ggml.tokens", V::array_i32({1})}},
@@ -200,6 +197,30 @@ TEST_F(VocabGGUF, RejectsInconsistentVocabularies) {
                     "key tokenizer.ggml.add_bos_token: expected a bool");
     expect_rejected({{"tokenizer.ggml.model", V::string("gpt2")}},
                     "missing metadata key tokenizer.ggml.merges");
+}
+
+// llama.cpp writes -1 for "no such token" (llama-convert-llama2c-to-ggml's padding id is
+// 4294967295) and ignores any id outside the vocabulary, keeping its default: so does lila,
+// with a warning that names the file and the key.
+TEST_F(VocabGGUF, OutOfRangeSpecialIdsAreIgnoredWithAWarning) {
+    std::vector<std::string> warnings;
+    const WarningSink previous =
+        set_warning_sink([&](const std::string& w) { warnings.push_back(w); });
+    Vocab v = Vocab::from_gguf(*write_keys({
+        {"tokenizer.ggml.padding_token_id", GGUFValue::u32(4294967295u)},
+        {"tokenizer.ggml.bos_token_id", GGUFValue::u32(4)},
+        {"tokenizer.ggml.eot_token_id", GGUFValue::i32(-1)},
+    }));
+    set_warning_sink(previous);
+    EXPECT_EQ(v.pad, -1);
+    EXPECT_EQ(v.eot, -1);
+    EXPECT_EQ(v.bos, 1);  // the SentencePiece default, as in llama.cpp
+    ASSERT_EQ(warnings.size(), 3u);
+    EXPECT_EQ(warnings[0], path_ + ": tokenizer.ggml.bos_token_id: token id 4 is out of range " +
+                               "(4 tokens); ignored");
+    EXPECT_NE(warnings[1].find("tokenizer.ggml.eot_token_id: token id -1"), std::string::npos);
+    EXPECT_NE(warnings[2].find("tokenizer.ggml.padding_token_id: token id 4294967295"),
+              std::string::npos);
 }
 
 TEST_F(VocabGGUF, MissingKeysAreNamed) {
