@@ -160,6 +160,33 @@ void read_variant_keys(const json& c, HfModel& m, const Fail& fail) {
             fail("a sliding-window pattern or local RoPE base other than Gemma 3's");
         }
     }
+    if (m.arch->wide_query_layers > 0) {
+        // transformers scales queries by query_pre_attn_scalar^-1/2 (its default 256);
+        // llama.cpp by head_dim^-1/2, or (n_embd / n_head)^-1/2 at the wide-query layer count.
+        const HParams& hp = m.hp;
+        const int64_t want =
+            hp.n_layer == m.arch->wide_query_layers ? hp.n_embd / hp.n_head : hp.head_dim;
+        const json* s = number("query_pre_attn_scalar");
+        const double got = s ? s->get<double>() : 256.0;
+        if (got != double(want)) {
+            fail("query_pre_attn_scalar " + json(got).dump() + " (llama.cpp scales queries by " +
+                 "1/sqrt(" + std::to_string(want) + ") for this shape)");
+        }
+    }
+    // Newer transformers configs name each layer's attention; llama.cpp fixes which layers slide
+    // (Phi-3's window, on every layer, comes from sliding_window alone).
+    const auto types = c.find("layer_types");
+    if (types != c.end() && types->is_array() && !(m.arch->sliding && m.arch->global_every == 0)) {
+        for (size_t i = 0; i < types->size(); i++) {
+            const json& type = (*types)[i];
+            const bool want = m.arch->layer_slides(int64_t(i));
+            if ((type == "sliding_attention") != want) {
+                fail("layer_types: layer " + std::to_string(i) + " is " + type.dump() +
+                     ", llama.cpp's " + m.arch->name + " runs " +
+                     (want ? "sliding_attention" : "full_attention"));
+            }
+        }
+    }
     if (m.arch->no_rope_every > 0) {
         if (const auto it = c.find("no_rope_layers"); it != c.end() && it->is_array()) {
             const auto layers = it->get<std::vector<int>>();
@@ -255,6 +282,20 @@ HfModel read_config(const std::string& dir) {
     // transformers >= 5 keeps RoPE settings in rope_parameters, older ones in rope_scaling.
     const json* rope = number("rope_parameters");
     if (!rope) rope = number("rope_scaling");
+    if (rope && rope->is_object() && rope->contains("full_attention")) {
+        // Gemma 3 under transformers >= 5: one set per layer type. The global layers' is the
+        // model's; the sliding layers' base is the one llama.cpp fixes.
+        const json& global = rope->at("full_attention");
+        const auto local = rope->find("sliding_attention");
+        const double base =
+            m.arch->local_rope_base > 0 ? m.arch->local_rope_base : global.value("rope_theta", 0.0);
+        if (local != rope->end() && local->is_object() &&
+            local->value("rope_theta", base) != base) {
+            fail("rope_parameters.sliding_attention: a RoPE base other than llama.cpp's " +
+                 json(base).dump());
+        }
+        rope = &global;
+    }
     hp.rope_theta = float(real("rope_theta", 10000.0));
     if (rope && rope->is_object()) {
         if (const auto t = rope->find("rope_theta"); t != rope->end() && t->is_number()) {

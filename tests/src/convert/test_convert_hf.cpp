@@ -368,6 +368,47 @@ TEST(ConvertHf, RefusesVariantsLlamaCppWouldRunDifferently) {
             c["rope_scaling"] = {{"rope_type", "yarn"}};
         },
         "rope_scaling type 'yarn' is not supported");
+    expect_refused(
+        "gemma2", [](json& c) { c["query_pre_attn_scalar"] = 256; },
+        "query_pre_attn_scalar 256.0 (llama.cpp scales queries by 1/sqrt(32)");
+    expect_refused(
+        "gemma3", [](json& c) { c.erase("query_pre_attn_scalar"); }, "query_pre_attn_scalar 256.0");
+    expect_refused(
+        "gemma3",
+        [](json& c) {
+            c["layer_types"] = json::array();
+            for (int l = 0; l < 7; l++) c["layer_types"].push_back("sliding_attention");
+        },
+        "layer_types: layer 5 is \"sliding_attention\", llama.cpp's gemma3 runs full_attention");
+    expect_refused(
+        "qwen2",
+        [](json& c) {
+            c["layer_types"] = {"full_attention", "sliding_attention"};
+        },
+        "layer_types: layer 1 is \"sliding_attention\", llama.cpp's qwen2 runs full_attention");
+    expect_refused(
+        "gemma3",
+        [](json& c) {
+            c["rope_parameters"] = {
+                {"full_attention", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}},
+                {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 20000.0}}}};
+        },
+        "rope_parameters.sliding_attention: a RoPE base other than llama.cpp's 10000.0");
+}
+
+// transformers 5 writes Gemma 3's RoPE settings per layer type, without rope_theta: the
+// global layers' base is the model's.
+TEST(ConvertHf, Gemma3RopeParametersPerLayerType) {
+    test::TempDir dir;
+    test::export_tiny_hf("gemma3", dir);
+    edit_config(dir, [](json& c) {
+        c.erase("rope_theta");
+        c.erase("rope_local_base_freq");
+        c["rope_parameters"] = {
+            {"full_attention", {{"rope_type", "default"}, {"rope_theta", 1000000.0}}},
+            {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 10000.0}}}};
+    });
+    EXPECT_EQ(GGUFFile::open(convert_dir(dir))->get_float("gemma3.rope.freq_base"), 1000000.0);
 }
 
 TEST(ConvertHf, MistralAndHeadDim) {
