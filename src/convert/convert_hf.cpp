@@ -173,6 +173,12 @@ void read_variant_keys(const json& c, HfModel& m, const Fail& fail) {
                  "1/sqrt(" + std::to_string(want) + ") for this shape)");
         }
     }
+    // Qwen's and SmolLM3's transformers classes slide windows when asked; llama.cpp does not.
+    const auto swa = c.find("use_sliding_window");
+    if (!m.arch->sliding && swa != c.end() && *swa == true) {
+        fail(std::string("use_sliding_window: llama.cpp's ") + m.arch->name +
+             " runs full attention on every layer");
+    }
     // Newer transformers configs name each layer's attention; llama.cpp fixes which layers slide
     // (Phi-3's window, on every layer, comes from sliding_window alone).
     const auto types = c.find("layer_types");

@@ -387,6 +387,9 @@ TEST(ConvertHf, RefusesVariantsLlamaCppWouldRunDifferently) {
         },
         "layer_types: layer 1 is \"sliding_attention\", llama.cpp's qwen2 runs full_attention");
     expect_refused(
+        "qwen3", [](json& c) { c["use_sliding_window"] = true; },
+        "use_sliding_window: llama.cpp's qwen3 runs full attention on every layer");
+    expect_refused(
         "gemma3",
         [](json& c) {
             c["rope_parameters"] = {

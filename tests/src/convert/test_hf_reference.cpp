@@ -24,9 +24,10 @@ using Ids = std::vector<int32_t>;
 
 // Both sides compute in float32 from the same BF16 weights; they differ in summation order
 // (blocked dot products here, BLAS in PyTorch) and in the approximations of exp, tanh and
-// GELU. On logits spread by about 10 (at most 50 in magnitude) that gives at most 2.2e-4
+// GELU. On logits spread by about 10 (at most 50 in magnitude) that gives at most 5.4e-5
 // (docs/architectures.md has each class's figure); 1e-3 leaves room for other compilers and
-// ISAs and is still far below the changes a wrong block or layout causes (whole units).
+// ISAs and is still below what a wrong setting moves (2e-2 for Gemma 2's attention soft-cap
+// at 40 instead of 50, whole units for a window or RoPE off by one).
 constexpr float kTolerance = 1e-3f;
 
 int32_t argmax(const float* l, int64_t n) {
