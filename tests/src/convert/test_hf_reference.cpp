@@ -34,10 +34,14 @@ int32_t argmax(const float* l, int64_t n) {
     return int32_t(std::max_element(l, l + n) - l);
 }
 
+// A context of 64 holds the greedy run (6 + 32 tokens) and stays within Phi-3's original
+// context of 128, so lila, which picks LongRoPE's factors by the context size as llama.cpp
+// does, takes the short ones that transformers takes for sequences up to 128 tokens.
 SessionParams f32_cache() {
     SessionParams p;
     p.kv_type = Type::F32;
     p.n_threads = 1;
+    p.n_ctx = 64;
     return p;
 }
 
