@@ -96,7 +96,8 @@ std::vector<float> llama3_rope_factors(const json& scaling, float theta, int64_t
 }
 
 // Phi-3's LongRoPE: per-frequency factors for long and short contexts (rope_factors_long,
-// rope_factors_short) and the attention factor llama.cpp's converter computes.
+// rope_factors_short) and the attention factor: the checkpoint's where it names one, as
+// transformers takes it, else computed as transformers and llama.cpp's converter do.
 template <class Fail>
 void read_long_rope(const json& rope, HfModel& m, double orig, const Fail& fail) {
     const auto factors = [&](const char* key) {
@@ -114,7 +115,9 @@ void read_long_rope(const json& rope, HfModel& m, double orig, const Fail& fail)
     m.short_factors = factors("short_factor");
     m.n_ctx_orig = int64_t(orig);
     const double scale = double(m.hp.n_ctx_train) / orig;
-    const double attn_factor = scale > 1 ? std::sqrt(1 + std::log(scale) / std::log(orig)) : 1.0;
+    double attn_factor = scale > 1 ? std::sqrt(1 + std::log(scale) / std::log(orig)) : 1.0;
+    if (const auto given = rope.find("attention_factor"); given != rope.end() && given->is_number())
+        attn_factor = given->get<double>();
     const std::string k = std::string(m.arch->name) + ".";
     m.keys.emplace_back(k + "rope.scaling.original_context_length", GGUFValue::u32(uint32_t(orig)));
     m.keys.emplace_back(k + "rope.scaling.attn_factor", GGUFValue::f32(attn_factor));

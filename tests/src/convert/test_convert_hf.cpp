@@ -399,6 +399,18 @@ TEST(ConvertHf, RefusesVariantsLlamaCppWouldRunDifferently) {
         "rope_parameters.sliding_attention: a RoPE base other than llama.cpp's 10000.0");
 }
 
+// LongRoPE's attention factor: computed from the context lengths, or the checkpoint's own.
+TEST(ConvertHf, LongRopeAttentionFactor) {
+    for (const bool given : {false, true}) {
+        test::TempDir dir;
+        fs::copy("tests/data/hf/phi3", dir.path(""), fs::copy_options::recursive);
+        if (given) edit_config(dir, [](json& c) { c["rope_scaling"]["attention_factor"] = 1.25; });
+        const auto f = GGUFFile::open(convert_dir(dir));
+        const double computed = std::sqrt(1 + std::log(256.0 / 128.0) / std::log(128.0));
+        EXPECT_NEAR(*f->get_float("phi3.rope.scaling.attn_factor"), given ? 1.25 : computed, 1e-6);
+    }
+}
+
 // transformers 5 writes Gemma 3's RoPE settings per layer type, without rope_theta: the
 // global layers' base is the model's.
 TEST(ConvertHf, Gemma3RopeParametersPerLayerType) {
