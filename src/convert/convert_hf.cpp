@@ -262,13 +262,37 @@ HfModel read_config(const std::string& dir) {
     hp.norm_eps = float(real("rms_norm_eps", 1e-6));  // transformers' default
     m.explicit_head_dim = number("head_dim") != nullptr;
     hp.head_dim = count("head_dim", hp.n_embd / hp.n_head);
+    // transformers >= 5 keeps RoPE settings in rope_parameters, older ones in rope_scaling.
+    const json* rope = number("rope_parameters");
+    if (!rope) rope = number("rope_scaling");
+    if (rope && rope->is_object() && rope->contains("full_attention")) {
+        // Gemma 3 under transformers >= 5: one set per layer type. The global layers' is the
+        // model's; the sliding layers' base is the one llama.cpp fixes.
+        const json& global = rope->at("full_attention");
+        const auto local = rope->find("sliding_attention");
+        const double base =
+            m.arch->local_rope_base > 0 ? m.arch->local_rope_base : global.value("rope_theta", 0.0);
+        if (local != rope->end() && local->is_object() &&
+            local->value("rope_theta", base) != base) {
+            fail("rope_parameters.sliding_attention: a RoPE base other than llama.cpp's " +
+                 json(base).dump());
+        }
+        rope = &global;
+    }
     hp.rope_dim = hp.head_dim;
-    if (const json* f = number("partial_rotary_factor")) {  // Phi-4-mini: RoPE on 3/4 of a head
-        if (!f->is_number()) fail("partial_rotary_factor is not a number");
-        hp.rope_dim = int64_t(f->get<double>() * double(hp.n_embd)) / hp.n_head;  // as llama.cpp
+    // Phi-4-mini: RoPE on 3/4 of a head (transformers 5 keeps the factor with the RoPE settings).
+    const json* partial = number("partial_rotary_factor");
+    if (!partial && rope && rope->is_object() && rope->contains("partial_rotary_factor")) {
+        partial = &rope->at("partial_rotary_factor");
+    }
+    if (partial) {
+        if (!partial->is_number()) fail("partial_rotary_factor is not a number");
+        hp.rope_dim =
+            int64_t(partial->get<double>() * double(hp.n_embd)) / hp.n_head;  // llama.cpp's
         if (hp.rope_dim <= 0 || hp.rope_dim % 2 != 0 || hp.rope_dim > hp.head_dim) {
-            fail("partial_rotary_factor " + f->dump() + " gives " + std::to_string(hp.rope_dim) +
-                 " rotated dimensions of " + std::to_string(hp.head_dim));
+            fail("partial_rotary_factor " + partial->dump() + " gives " +
+                 std::to_string(hp.rope_dim) + " rotated dimensions of " +
+                 std::to_string(hp.head_dim));
         }
     }
     if (hp.n_head % hp.n_head_kv != 0 || hp.head_dim % 2 != 0 ||
@@ -288,23 +312,6 @@ HfModel read_config(const std::string& dir) {
     const json* tie = number("tie_word_embeddings");
     m.tied_embeddings = tie && tie->is_boolean() && tie->get<bool>();
 
-    // transformers >= 5 keeps RoPE settings in rope_parameters, older ones in rope_scaling.
-    const json* rope = number("rope_parameters");
-    if (!rope) rope = number("rope_scaling");
-    if (rope && rope->is_object() && rope->contains("full_attention")) {
-        // Gemma 3 under transformers >= 5: one set per layer type. The global layers' is the
-        // model's; the sliding layers' base is the one llama.cpp fixes.
-        const json& global = rope->at("full_attention");
-        const auto local = rope->find("sliding_attention");
-        const double base =
-            m.arch->local_rope_base > 0 ? m.arch->local_rope_base : global.value("rope_theta", 0.0);
-        if (local != rope->end() && local->is_object() &&
-            local->value("rope_theta", base) != base) {
-            fail("rope_parameters.sliding_attention: a RoPE base other than llama.cpp's " +
-                 json(base).dump());
-        }
-        rope = &global;
-    }
     hp.rope_theta = float(real("rope_theta", 10000.0));
     if (rope && rope->is_object()) {
         if (const auto t = rope->find("rope_theta"); t != rope->end() && t->is_number()) {

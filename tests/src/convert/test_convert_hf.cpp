@@ -411,6 +411,19 @@ TEST(ConvertHf, LongRopeAttentionFactor) {
     }
 }
 
+// transformers 5 keeps partial_rotary_factor with the RoPE settings.
+TEST(ConvertHf, PartialRotaryFactorInRopeParameters) {
+    test::TempDir dir;
+    fs::copy("tests/data/hf/phi3", dir.path(""), fs::copy_options::recursive);
+    edit_config(dir, [](json& c) {
+        c["rope_parameters"] = c["rope_scaling"];
+        c["rope_parameters"]["partial_rotary_factor"] = c["partial_rotary_factor"];
+        c.erase("rope_scaling");
+        c.erase("partial_rotary_factor");
+    });
+    EXPECT_EQ(GGUFFile::open(convert_dir(dir))->get_int("phi3.rope.dimension_count"), 12);
+}
+
 // transformers 5 writes Gemma 3's RoPE settings per layer type, without rope_theta: the
 // global layers' base is the model's.
 TEST(ConvertHf, Gemma3RopeParametersPerLayerType) {
