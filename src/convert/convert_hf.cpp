@@ -325,7 +325,10 @@ HfModel read_config(const std::string& dir) {
             m.keys.emplace_back(prefix + "rope.scaling.factor",
                                 GGUFValue::f32(rope->value("factor", 1.0)));
         } else if (type == "longrope" || type == "su") {
-            read_long_rope(*rope, m, real("original_max_position_embeddings", 0.0), fail);
+            // Phi-3 names it at the top level; transformers 5 moves it into the RoPE settings.
+            const double orig = real("original_max_position_embeddings",
+                                     rope->value("original_max_position_embeddings", 0.0));
+            read_long_rope(*rope, m, orig, fail);
         } else if (type != "default") {
             fail("rope_scaling type '" + type + "' is not supported (llama3, linear, longrope)");
         }

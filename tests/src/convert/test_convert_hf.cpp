@@ -411,17 +411,22 @@ TEST(ConvertHf, LongRopeAttentionFactor) {
     }
 }
 
-// transformers 5 keeps partial_rotary_factor with the RoPE settings.
-TEST(ConvertHf, PartialRotaryFactorInRopeParameters) {
+// transformers 5 keeps partial_rotary_factor and original_max_position_embeddings with the
+// RoPE settings.
+TEST(ConvertHf, Phi3SettingsInRopeParameters) {
     test::TempDir dir;
     fs::copy("tests/data/hf/phi3", dir.path(""), fs::copy_options::recursive);
     edit_config(dir, [](json& c) {
         c["rope_parameters"] = c["rope_scaling"];
-        c["rope_parameters"]["partial_rotary_factor"] = c["partial_rotary_factor"];
+        for (const char* key : {"partial_rotary_factor", "original_max_position_embeddings"}) {
+            c["rope_parameters"][key] = c[key];
+            c.erase(key);
+        }
         c.erase("rope_scaling");
-        c.erase("partial_rotary_factor");
     });
-    EXPECT_EQ(GGUFFile::open(convert_dir(dir))->get_int("phi3.rope.dimension_count"), 12);
+    const auto f = GGUFFile::open(convert_dir(dir));
+    EXPECT_EQ(f->get_int("phi3.rope.dimension_count"), 12);
+    EXPECT_EQ(f->get_int("phi3.rope.scaling.original_context_length"), 128);
 }
 
 // transformers 5 writes Gemma 3's RoPE settings per layer type, without rope_theta: the
