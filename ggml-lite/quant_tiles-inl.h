@@ -1,4 +1,4 @@
-// The tile loops of the quantized dot products (Q8_0, Q4_0, Q4_K, Q6_K), written once and
+// The tile loops of the quantized dot products (every quantized weight type), written once and
 // instantiated by each ISA translation unit with its own step types, e.g.
 // QuantTiles<Q4K>::gemm_tile. What walks rows, tokens and blocks lives here; what one step of
 // one weight row does to its tokens' sums (the intrinsics) stays in the ISA file. Scalar
@@ -85,6 +85,15 @@ inline void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
     u[2] = m_lo;
     u[0] &= kLow6;  // sc[0..3]
     __builtin_memcpy(out, u, 16);
+}
+
+// An IQ4_XS block's eight signed scales (iq4_xs_scale), for the ISAs' IQ4_XS steps.
+inline void iq4_xs_scales(const block_iq4_xs& b, int16_t out[8]) {
+    for (int i = 0; i < 8; i++) {
+        out[i] = static_cast<int16_t>(
+            (((b.scales_l[i / 2] >> (4 * (i % 2))) & 0x0f) | (((b.scales_h >> (2 * i)) & 3) << 4)) -
+            32);
+    }
 }
 
 template <class S>
