@@ -258,10 +258,20 @@ int32_t hsum(__m256i v) {
     return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
-// 32-value block weights W: kStep blocks a step; each token's operand is loaded once for all
-// rows. One token at a time: 4 rows' accumulators and two operands fit the 16 registers.
+// Tokens per tile. Q8_0's and Q4_0's operands load in a few instructions, and one token at a
+// time keeps 4 rows' accumulators and two operands in the 16 registers; the other types'
+// unpacking costs more than a second token's spills (matmul x64, 1 thread: Q5_0 9.8 -> 16.6
+// GMAC/s, Q5_1 9.0 -> 13.6, IQ4_NL 12.1 -> 19.1; Q4_1 18 either way).
 template <class W>
-struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, 1, false> {
+constexpr int kStepTokens =
+    std::is_same_v<typename W::Block, block_q8_0> || std::is_same_v<typename W::Block, block_q4_0>
+        ? 1
+        : 2;
+
+// 32-value block weights W: kStep blocks a step; each token's operand is loaded once for all
+// rows.
+template <class W>
+struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, kStepTokens<W>, false> {
     static constexpr bool kMin = std::is_same_v<typename W::Act::Block, block_q8_1>;
     using Act = Operand;
     static Operand act(const typename W::Act::Block* x) {
