@@ -272,11 +272,7 @@ struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, 2, fal
     }
     struct Acc {
         __m512 v = _mm512_setzero_ps();
-        __m512 m = _mm512_setzero_ps();  // the mins' part (Q4_1, Q5_1)
-        float total() const {
-            if constexpr (kMin) return _mm512_reduce_add_ps(v) + _mm512_reduce_add_ps(m);
-            return _mm512_reduce_add_ps(v);
-        }
+        float total() const { return _mm512_reduce_add_ps(v); }
     };
     template <int NT>
     static void step(const typename W::Block& w, const Operand* x, Acc* acc) {
@@ -284,8 +280,9 @@ struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, 2, fal
         for (int t = 0; t < NT; t++) {
             const __m512 sum = _mm512_cvtepi32_ps(W::dot(wo, x[t]));
             acc[t].v = _mm512_fmadd_ps(sum, _mm512_mul_ps(wo.d, x[t].d), acc[t].v);
-            // m and s hold each block's value four times: one lane per block.
-            if constexpr (kMin) acc[t].m = _mm512_mask3_fmadd_ps(wo.m, x[t].m, acc[t].m, 0x1111);
+            // m and s hold each block's value four times: one lane per block. The same
+            // accumulator: a second one per pair spilled the 32 registers (2 tokens x 4 rows).
+            if constexpr (kMin) acc[t].v = _mm512_mask3_fmadd_ps(wo.m, x[t].m, acc[t].v, 0x1111);
         }
     }
 };
