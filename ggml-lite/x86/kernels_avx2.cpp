@@ -473,8 +473,8 @@ struct IQ4XS : SuperBlockStep<block_iq4_xs> {
     };
     template <int NT>
     static void step(const block_iq4_xs& w, const block_q8_K* const* x, Acc* acc) {
-        int16_t sc[QK_K / 32];
-        iq4_xs_scales(w, sc);
+        alignas(16) int16_t sc[QK_K / 32];
+        _mm_store_si128(reinterpret_cast<__m128i*>(sc), iq4_xs_scales16(w));
         const __m256i table = _mm256_broadcastsi128_si256(
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
         const __m256i shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);

@@ -663,10 +663,7 @@ struct IQ4XS : SuperBlockStep<block_iq4_xs> {
     template <int NT>
     static void step(const block_iq4_xs& w, const block_q8_K* const* x, Acc* acc) {
         static constexpr Q4ScaleIndex kIndex;  // blocks 2g and 2g + 1 as Q4_K's sub-blocks
-        alignas(16) int16_t sc[QK_K / 32];
-        iq4_xs_scales(w, sc);
-        const __m512i scales =
-            _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(sc)));
+        const __m512i scales = _mm512_castsi128_si512(iq4_xs_scales16(w));
         const __m512i table = _mm512_broadcast_i32x4(
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
         const __m512i mask = _mm512_set1_epi8(0x0f);
