@@ -87,15 +87,6 @@ inline void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
     __builtin_memcpy(out, u, 16);
 }
 
-// An IQ4_XS block's eight signed scales (iq4_xs_scale), for the ISAs' IQ4_XS steps.
-inline void iq4_xs_scales(const block_iq4_xs& b, int16_t out[8]) {
-    for (int i = 0; i < 8; i++) {
-        out[i] = static_cast<int16_t>(
-            (((b.scales_l[i / 2] >> (4 * (i % 2))) & 0x0f) | (((b.scales_h >> (2 * i)) & 3) << 4)) -
-            32);
-    }
-}
-
 template <class S>
 struct QuantTiles {
     static_assert(S::kTokens == 1 || S::kTokens == 2, "rows() leaves at most one token over");

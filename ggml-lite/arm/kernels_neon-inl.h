@@ -266,6 +266,22 @@ struct Q6K : SuperBlockStep<block_q6_K> {
     }
 };
 
+// An IQ4_XS block's eight signed scales (iq4_xs_scale) as int16, in registers: a loop over them
+// costs a good part of a super-block's dot product.
+int16x8_t iq4_xs_scales(const block_iq4_xs& b) {
+    uint32_t packed;
+    std::memcpy(&packed, b.scales_l, sizeof packed);
+    const uint8x8_t l = vreinterpret_u8_u32(vdup_n_u32(packed));
+    // Scale 2k's low 4 bits are byte k's low nibble, scale 2k + 1's its high one.
+    const uint8x8_t lo = vzip1_u8(vand_u8(l, vdup_n_u8(0x0f)), vshr_n_u8(l, 4));
+    // Scale i's top 2 bits: bits 2i and 2i + 1 of scales_h.
+    static constexpr int16_t kShift[8] = {0, -2, -4, -6, -8, -10, -12, -14};
+    const uint16x8_t h =
+        vandq_u16(vshlq_u16(vdupq_n_u16(b.scales_h), vld1q_s16(kShift)), vdupq_n_u16(3));
+    return vsubq_s16(vreinterpretq_s16_u16(vorrq_u16(vmovl_u8(lo), vshlq_n_u16(h, 4))),
+                     vdupq_n_s16(32));
+}
+
 // IQ4_XS: the 16 levels (tbl) in eight 32-value blocks with signed scales.
 struct IQ4XS : SuperBlockStep<block_iq4_xs> {
     struct Acc {
@@ -275,7 +291,7 @@ struct IQ4XS : SuperBlockStep<block_iq4_xs> {
     template <int NT>
     static void step(const block_iq4_xs& w, const block_q8_K* const* x, Acc* acc) {
         int16_t sc[QK_K / 32];
-        iq4_xs_scales(w, sc);
+        vst1q_s16(sc, iq4_xs_scales(w));
         const int8x16_t table = vld1q_s8(kvalues_iq4nl);
         int32x4_t sum[NT];
         for (int t = 0; t < NT; t++) sum[t] = vdupq_n_s32(0);
