@@ -296,8 +296,7 @@ struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, kStepT
     }
 };
 
-// ---- k-quants: Q8_K activations, Q4_K, Q5_K, Q6_K and IQ4_XS weights
-// -------------------------------------
+// ---- Super-blocks: Q8_K activations; Q4_K, Q5_K, Q6_K, IQ4_XS weights -----------------------
 
 // Bit-identical to quantize_row_q8_K_ref for finite input: the same max (the first value of
 // largest magnitude), the same division and products, and vcvtps2dq rounds ties to even as

@@ -473,8 +473,7 @@ void attend(const float* q, int64_t n_q, int64_t hd, const Elem* k, const Elem* 
     }
 }
 
-// ---- k-quants: Q8_K activations, Q4_K, Q5_K, Q6_K and IQ4_XS weights
-// -------------------------------------
+// ---- Super-blocks: Q8_K activations; Q4_K, Q5_K, Q6_K, IQ4_XS weights -----------------------
 
 // Bit-identical to quantize_row_q8_K_ref for finite input: the same max (the first value of
 // largest magnitude), the same division and products, and vcvtps2dq rounds ties to even as
