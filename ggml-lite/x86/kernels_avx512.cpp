@@ -68,8 +68,8 @@ void quantize_q8_0(const float* x, void* vy, int64_t n) {
 // sum x: the correction depends on the activations only. For Q8_0 the activations are offset
 // to unsigned x + 128, and sum w x = sum w (x + 128) - 128 sum w: the correction depends on the
 // weights only. Either way the pair's dot starts from the correction and costs two vpdpbusd.
-// Q4_1 and Q5_1 dot their unsigned levels as they are, and their blocks' m_w s_x go to a float
-// sum of their own.
+// Q4_1 and Q5_1 dot their unsigned levels as they are, and their blocks' m_w s_x join the
+// float accumulator, one lane per block.
 
 constexpr int kStep = 4;  // blocks per step
 
@@ -240,7 +240,7 @@ using Q4_1Weights = UnsignedWeights<block_q4_1, Q8_1Act, offsetof(block_q4_1, qs
 using Q5_1Weights =
     UnsignedWeights<block_q5_1, Q8_1Act, offsetof(block_q5_1, qs), offsetof(block_q5_1, qh)>;
 
-// The 16 levels plus 128 (vpshufb, then the sign bit flipped): unsigned.
+// The 16 levels plus 128 (their sign bits flipped), a vpshufb table of unsigned levels.
 __m512i iq4nl_table_u8() {
     const __m512i table =
         _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
