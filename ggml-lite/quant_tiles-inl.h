@@ -1,4 +1,4 @@
-// The tile loops of the quantized dot products (Q8_0, Q4_0, Q4_K, Q6_K), written once and
+// The tile loops of the quantized dot products (every quantized weight type), written once and
 // instantiated by each ISA translation unit with its own step types, e.g.
 // QuantTiles<Q4K>::gemm_tile. What walks rows, tokens and blocks lives here; what one step of
 // one weight row does to its tokens' sums (the intrinsics) stays in the ISA file. Scalar

@@ -1,5 +1,5 @@
-// The NEON integer kernels (Q8_0, Q4_0, Q4_K, Q6_K; packed and not) and their entries in the
-// kernel tables, written once for both NEON tables.
+// The NEON integer kernels (every quantized weight type; packed for Q8_0, Q4_0, Q4_K, Q6_K) and
+// their entries in the kernel tables, written once for both NEON tables.
 //
 // Include only from the two NEON translation units: kernels_neon.cpp, compiled with the
 // baseline flags (the `neon` table), and kernels_neon_dotprod.cpp, compiled with +dotprod
@@ -13,6 +13,7 @@
 #include <arm_neon.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "ggml-lite/arm/packed_neon-inl.h"
 #include "ggml-lite/kernels.h"
@@ -42,38 +43,102 @@ int32x4_t dot_bytes(int32x4_t acc, int8x16_t a, int8x16_t b) {
 #endif
 }
 
-// One operand of a pair: 32 signed bytes in element order and the scale.
+// ---- 32-value blocks: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL ---------------------------------
+//
+// Every type's levels become signed bytes in element order (Q4_0's q - 8, Q5_0's q - 16,
+// IQ4_NL's table values by tbl), dotted with the activations in exact int32 lanes. Q4_1 and Q5_1
+// (levels q, at most 31) add m_w s_x per block in a float sum of their own.
+
+// One operand of a pair: 32 signed bytes in element order, the scale, and the factor of the
+// min part (Q4_1/Q5_1 weights: m; Q8_1 activations: s; else 0).
 struct Operand {
     int8x16_t lo, hi;
     float d;
+    float m;
 };
+
+// Q8_0 or Q8_1 activations as they are (Q8_1's s in m).
+template <class A>
+Operand act_values(const A* b) {
+    float s = 0.0f;
+    if constexpr (std::is_same_v<A, block_q8_1>) s = half_to_float(b->s);
+    return {vld1q_s8(b->qs), vld1q_s8(b->qs + 16), half_to_float(b->d), s};
+}
 
 struct Q8Weights {
     using Block = block_q8_0;
-    static Operand load(const block_q8_0* b) {
-        return {vld1q_s8(b->qs), vld1q_s8(b->qs + 16), half_to_float(b->d)};
+    using ActBlock = block_q8_0;
+    static Operand load(const block_q8_0* b) { return act_values(b); }
+};
+
+// Byte j of 16: element j in the low nibble, j + 16 in the high.
+void nibbles(const uint8_t* qs, uint8x16_t* lo, uint8x16_t* hi) {
+    const uint8x16_t q = vld1q_u8(qs);
+    *lo = vandq_u8(q, vdupq_n_u8(0x0f));
+    *hi = vshrq_n_u8(q, 4);
+}
+
+// Q5_0/Q5_1: bits 0-15 of qh as 16 added to lo, bits 16-31 to hi. Each byte takes the qh byte
+// holding its bit (tbl) and tests that bit.
+void add_fifth_bits(const uint8_t* qh, uint8x16_t* lo, uint8x16_t* hi) {
+    static constexpr uint8_t kByte[2][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+                                             {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
+    uint32_t h;
+    std::memcpy(&h, qh, sizeof h);
+    const uint8x16_t hv = vreinterpretq_u8_u32(vdupq_n_u32(h));
+    const uint8x16_t bit = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201));
+    const uint8x16_t sixteen = vdupq_n_u8(16);
+    *lo = vorrq_u8(*lo, vandq_u8(vtstq_u8(vqtbl1q_u8(hv, vld1q_u8(kByte[0])), bit), sixteen));
+    *hi = vorrq_u8(*hi, vandq_u8(vtstq_u8(vqtbl1q_u8(hv, vld1q_u8(kByte[1])), bit), sixteen));
+}
+
+// Q4_0, Q4_1, Q5_0, Q5_1: nibbles, the fifth bits where the block has qh, levels q - Offset, the
+// min where the block has one.
+template <class B, class A, int Offset>
+struct UnsignedWeights {
+    using Block = B;
+    using ActBlock = A;
+    static Operand load(const B* b) {
+        uint8x16_t lo, hi;
+        nibbles(b->qs, &lo, &hi);
+        if constexpr (requires(const B& x) { x.qh; }) add_fifth_bits(b->qh, &lo, &hi);
+        float m = 0.0f;
+        if constexpr (requires(const B& x) { x.m; }) m = half_to_float(b->m);
+        const int8x16_t offset = vdupq_n_s8(Offset);
+        return {vsubq_s8(vreinterpretq_s8_u8(lo), offset),
+                vsubq_s8(vreinterpretq_s8_u8(hi), offset), half_to_float(b->d), m};
     }
 };
 
-struct Q4Weights {
-    using Block = block_q4_0;
-    // Byte j: element j in the low nibble, j + 16 in the high; values q - 8.
-    static Operand load(const block_q4_0* b) {
-        const uint8x16_t q = vld1q_u8(b->qs);
-        const int8x16_t eight = vdupq_n_s8(8);
-        return {vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0f))), eight),
-                vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight), half_to_float(b->d)};
+using Q4Weights = UnsignedWeights<block_q4_0, block_q8_0, 8>;
+using Q5Weights = UnsignedWeights<block_q5_0, block_q8_0, 16>;
+using Q4_1Weights = UnsignedWeights<block_q4_1, block_q8_1, 0>;
+using Q5_1Weights = UnsignedWeights<block_q5_1, block_q8_1, 0>;
+
+struct IQ4NLWeights {
+    using Block = block_iq4_nl;
+    using ActBlock = block_q8_0;
+    static Operand load(const block_iq4_nl* b) {
+        uint8x16_t lo, hi;
+        nibbles(b->qs, &lo, &hi);
+        const int8x16_t table = vld1q_s8(kvalues_iq4nl);
+        return {vqtbl1q_s8(table, lo), vqtbl1q_s8(table, hi), half_to_float(b->d), 0.0f};
     }
 };
 
-// Q8_0 or Q4_0 weights W: one block a step; each token's operand is loaded once for all rows.
+// 32-value block weights W: one block a step; each token's operand is loaded once for all rows.
 template <class W>
-struct QStep : TileStep<typename W::Block, block_q8_0, 1, 2, false> {
+struct QStep : TileStep<typename W::Block, typename W::ActBlock, 1, 2, false> {
+    static constexpr bool kMin = std::is_same_v<typename W::ActBlock, block_q8_1>;
     using Act = Operand;
-    static Operand act(const block_q8_0* x) { return Q8Weights::load(x); }
+    static Operand act(const typename W::ActBlock* x) { return act_values(x); }
     struct Acc {
         float32x4_t v = vdupq_n_f32(0.0f);
-        float total() const { return vaddvq_f32(v); }
+        float m = 0.0f;  // the mins' part (Q4_1, Q5_1)
+        float total() const {
+            if constexpr (kMin) return vaddvq_f32(v) + m;
+            return vaddvq_f32(v);
+        }
     };
     template <int NT>
     static void step(const typename W::Block& w, const Operand* x, Acc* acc) {
@@ -82,19 +147,21 @@ struct QStep : TileStep<typename W::Block, block_q8_0, 1, 2, false> {
             const int32x4_t s =
                 dot_bytes(dot_bytes(vdupq_n_s32(0), wo.lo, x[t].lo), wo.hi, x[t].hi);
             acc[t].v = vfmaq_n_f32(acc[t].v, vcvtq_f32_s32(s), wo.d * x[t].d);
+            if constexpr (kMin) acc[t].m = __builtin_fmaf(wo.m, x[t].m, acc[t].m);
         }
     }
-    // One fetch a step: the blocks are contiguous and shorter than a cache line (18 or 34
+    // One fetch a step: the blocks are contiguous and shorter than a cache line (18 to 34
     // bytes), so their first bytes, step after step, reach every line of the next rows.
     static void prefetch(const uint8_t* p) { __builtin_prefetch(p); }
 };
 
-// ---- k-quant dot products: Q4_K and Q6_K against Q8_K --------------------------------------
+// ---- k-quants against Q8_K: Q4_K, Q5_K, Q6_K, IQ4_XS -----------------------------------------
 //
-// A super-block is one step. The levels (Q4_K's q, Q6_K's q - 32) are signed bytes; each
-// sub-block's byte dot product is multiplied by its integer scale in int32, so a super-block is
-// an exact integer sum before its float scales, as in the scalar reference. Q4_K's mins meet
-// the activations only through their sums, Q8_K's bsums.
+// A super-block is one step. The levels (Q4_K's and Q5_K's q, Q6_K's q - 32, IQ4_XS's table
+// values) are signed bytes; each sub-block's byte dot product is multiplied by its integer
+// scale in int32, so a super-block is an exact integer sum before its float scales, as in the
+// scalar reference. The mins of Q4_K and Q5_K meet the activations only through their sums,
+// Q8_K's bsums.
 
 // sum over two 16-byte halves of a * b, in four int32 lanes.
 int32x4_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
@@ -104,14 +171,16 @@ int32x4_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
 // Each step is one weight super-block against NT tokens' activation blocks: the weights are
 // unpacked once for all of them (prefill), and each token's sums run exactly as they would
 // alone, so results do not depend on NT.
-struct Q4K : SuperBlockStep<block_q4_K> {
+// Q4_K and Q5_K: Q5_K's fifth bit of value 32j + l is bit j of qh byte l.
+template <class Block>
+struct KMin : SuperBlockStep<Block> {
     // One row's sums so far for one token: lane 0 the scales part, lane 1 the (negated) mins.
     struct Acc {
         float32x2_t v = vdup_n_f32(0.0f);
         float total() const { return vaddv_f32(v); }
     };
     template <int NT>
-    static void step(const block_q4_K& w, const block_q8_K* const* x, Acc* acc) {
+    static void step(const Block& w, const block_q8_K* const* x, Acc* acc) {
         uint8_t sm[16];
         q4_K_scales_mins(w.scales, sm);
         const int16x8_t mins = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(sm + 8)));
@@ -121,10 +190,19 @@ struct Q4K : SuperBlockStep<block_q4_K> {
         for (int g = 0; g < QK_K / 64; g++) {
             const uint8x16_t q0 = vld1q_u8(w.qs + 32 * g);
             const uint8x16_t q1 = vld1q_u8(w.qs + 32 * g + 16);
-            const int8x16_t lo0 = vreinterpretq_s8_u8(vandq_u8(q0, mask));
-            const int8x16_t lo1 = vreinterpretq_s8_u8(vandq_u8(q1, mask));
-            const int8x16_t hi0 = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4));
-            const int8x16_t hi1 = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
+            uint8x16_t u[4] = {vandq_u8(q0, mask), vandq_u8(q1, mask), vshrq_n_u8(q0, 4),
+                               vshrq_n_u8(q1, 4)};
+            if constexpr (std::is_same_v<Block, block_q5_K>) {
+                // Bit 2g of qh bytes 0-31 for the low nibbles, bit 2g + 1 for the high ones.
+                const uint8x16_t sixteen = vdupq_n_u8(16);
+                for (int k = 0; k < 4; k++) {
+                    const uint8x16_t h = vld1q_u8(w.qh + 16 * (k % 2));
+                    const uint8x16_t bit = vdupq_n_u8(static_cast<uint8_t>(1 << (2 * g + k / 2)));
+                    u[k] = vorrq_u8(u[k], vandq_u8(vtstq_u8(h, bit), sixteen));
+                }
+            }
+            const int8x16_t lo0 = vreinterpretq_s8_u8(u[0]), lo1 = vreinterpretq_s8_u8(u[1]);
+            const int8x16_t hi0 = vreinterpretq_s8_u8(u[2]), hi1 = vreinterpretq_s8_u8(u[3]);
             for (int t = 0; t < NT; t++) {
                 const int8_t* xq = x[t]->qs + 64 * g;
                 sum[t] = vmlaq_n_s32(sum[t], dot32(lo0, lo1, xq), sm[2 * g]);
@@ -188,12 +266,65 @@ struct Q6K : SuperBlockStep<block_q6_K> {
     }
 };
 
+// An IQ4_XS block's eight signed scales (iq4_xs_scale) as int16, in registers: a loop over them
+// costs a good part of a super-block's dot product.
+int16x8_t iq4_xs_scales(const block_iq4_xs& b) {
+    uint32_t packed;
+    std::memcpy(&packed, b.scales_l, sizeof packed);
+    const uint8x8_t l = vreinterpret_u8_u32(vdup_n_u32(packed));
+    // Scale 2k's low 4 bits are byte k's low nibble, scale 2k + 1's its high one.
+    const uint8x8_t lo = vzip1_u8(vand_u8(l, vdup_n_u8(0x0f)), vshr_n_u8(l, 4));
+    // Scale i's top 2 bits: bits 2i and 2i + 1 of scales_h.
+    static constexpr int16_t kShift[8] = {0, -2, -4, -6, -8, -10, -12, -14};
+    const uint16x8_t h =
+        vandq_u16(vshlq_u16(vdupq_n_u16(b.scales_h), vld1q_s16(kShift)), vdupq_n_u16(3));
+    return vsubq_s16(vreinterpretq_s16_u16(vorrq_u16(vmovl_u8(lo), vshlq_n_u16(h, 4))),
+                     vdupq_n_s16(32));
+}
+
+// IQ4_XS: the 16 levels (tbl) in eight 32-value blocks with signed scales.
+struct IQ4XS : SuperBlockStep<block_iq4_xs> {
+    struct Acc {
+        float32x2_t v = vdup_n_f32(0.0f);  // both lanes carry the sum
+        float total() const { return vget_lane_f32(v, 0); }
+    };
+    template <int NT>
+    static void step(const block_iq4_xs& w, const block_q8_K* const* x, Acc* acc) {
+        int16_t sc[QK_K / 32];
+        vst1q_s16(sc, iq4_xs_scales(w));
+        const int8x16_t table = vld1q_s8(kvalues_iq4nl);
+        int32x4_t sum[NT];
+        for (int t = 0; t < NT; t++) sum[t] = vdupq_n_s32(0);
+        for (int b = 0; b < QK_K / 32; b++) {
+            uint8x16_t lo, hi;
+            nibbles(w.qs + 16 * b, &lo, &hi);
+            const int8x16_t l0 = vqtbl1q_s8(table, lo), l1 = vqtbl1q_s8(table, hi);
+            for (int t = 0; t < NT; t++)
+                sum[t] = vmlaq_n_s32(sum[t], dot32(l0, l1, x[t]->qs + 32 * b), sc[b]);
+        }
+        const float d = half_to_float(w.d);
+        for (int t = 0; t < NT; t++) {
+            acc[t].v = vfma_f32(acc[t].v, vdup_n_f32(d * x[t]->d),
+                                vcvt_f32_s32(vdup_n_s32(vaddvq_s32(sum[t]))));
+        }
+    }
+};
+
+using Q4K = KMin<block_q4_K>;
+using Q5K = KMin<block_q5_K>;
+
 // The integer kernels, in both tables: the neon one's, and the neon_dotprod one's with sdot.
 constexpr TypeOverride kIntegerTypes[] = {
     {Type::Q8_0, QuantTiles<QStep<Q8Weights>>::kernels()},
     {Type::Q4_0, QuantTiles<QStep<Q4Weights>>::kernels()},
+    {Type::Q4_1, QuantTiles<QStep<Q4_1Weights>>::kernels()},
+    {Type::Q5_0, QuantTiles<QStep<Q5Weights>>::kernels()},
+    {Type::Q5_1, QuantTiles<QStep<Q5_1Weights>>::kernels()},
+    {Type::IQ4_NL, QuantTiles<QStep<IQ4NLWeights>>::kernels()},
     {Type::Q4_K, QuantTiles<Q4K>::kernels()},
+    {Type::Q5_K, QuantTiles<Q5K>::kernels()},
     {Type::Q6_K, QuantTiles<Q6K>::kernels()},
+    {Type::IQ4_XS, QuantTiles<IQ4XS>::kernels()},
 };
 constexpr PackedOverride kIntegerPacked[] = {
     {Type::Q8_0, {nullptr, packed_gemm<PackedQ32<PackedQ8>>}},

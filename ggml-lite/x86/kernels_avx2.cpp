@@ -1,10 +1,13 @@
-// AVX2 kernels (+FMA, F16C): two quantized blocks per step, integer dot products with
+// AVX2 kernels (+FMA, F16C): two quantized 32-value blocks per step, integer dot products with
 // vpmaddubsw/vpmaddwd, float kernels from simd_float-inl.h.
 //
 // Compiled with -mavx2 -mfma -mf16c: everything stays in the anonymous namespace and only
 // intrinsics and xsimd templates instantiated for fma3<avx2> are used, so no code compiled
 // with these flags can be shared with the portable parts of the program.
 #include <immintrin.h>
+
+#include <cstddef>
+#include <type_traits>
 
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
@@ -66,28 +69,32 @@ void quantize_q8_0(const float* x, void* vy, int64_t n) {
     }
 }
 
-// ---- Quantized dot products --------------------------------------------------------------
+// ---- Quantized dot products: 32-value blocks -----------------------------------------------
 //
 // A step covers two blocks. Operand half A holds the first 16 elements of each block, one
 // block per 128-bit lane, half B the last 16; after the pair sums each 128-bit lane holds
 // four partial sums of its block, and the scales are [d0 x4, d1 x4].
 //
 // vpmaddubsw multiplies unsigned by signed bytes and adds pairs into saturating int16, so the
-// operands must keep every pair sum within int16. Q8_0 × Q8_0 uses |w| and sign(w)·x (pairs
-// at most 2·127·127, widened to int32 before the halves are added); Q4_0 uses the unsigned
-// nibbles q and subtracts 8·(pair sums of x), so sum (q - 8) x comes out exactly (at most
-// 4·15·127 per int16 before the subtraction).
+// operands must keep every pair sum within int16. Signed levels (Q8_0, IQ4_NL) use |w| and
+// sign(w)·x (pairs at most 2·127·127, widened to int32 before the halves are added). The
+// unsigned levels q of Q4_0 (q - 8) and Q5_0 (q - 16) subtract Offset·(pair sums of x), so
+// sum (q - Offset) x comes out exactly (at most 4·31·127 + 4·16·127 per int16). Q4_1 and Q5_1
+// dot their unsigned levels as they are, and their blocks' m_w s_x go to a float sum of their
+// own.
 
 constexpr int kStep = 2;  // blocks per step
-constexpr size_t kQ8 = sizeof(block_q8_0);
-constexpr size_t kQ4 = sizeof(block_q4_0);
+
+// [h0, h1, 0, 0]: the fp16 values at p and p + Stride.
+template <size_t Stride>
+__m128 halves2(const uint8_t* p) {
+    return _mm_cvtph_ps(_mm_unpacklo_epi16(_mm_loadu_si16(p), _mm_loadu_si16(p + Stride)));
+}
 
 // [d0 x4, d1 x4] from two blocks Stride bytes apart, each starting with its fp16 scale.
 template <size_t Stride>
 __m256 scales2(const uint8_t* p) {
-    const __m128i h = _mm_unpacklo_epi16(_mm_loadu_si16(p), _mm_loadu_si16(p + Stride));
-    const __m128 d = _mm_cvtph_ps(h);
-    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d),
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(halves2<Stride>(p)),
                                     _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
 }
 
@@ -99,6 +106,36 @@ __m256i lanes2(const uint8_t* p) {
     return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
 }
 
+// The nibbles of two blocks' 16 bytes at p (Stride apart): the low ones (elements 0-15) in a,
+// the high ones (16-31) in b.
+template <size_t Stride>
+void nibbles2(const uint8_t* p, __m256i* a, __m256i* b) {
+    const __m256i q = lanes2<Stride>(p);
+    const __m256i mask = _mm256_set1_epi8(0x0f);
+    *a = _mm256_and_si256(q, mask);
+    *b = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
+}
+
+// Q5_0/Q5_1: the fifth bits of two blocks' qh at p (Stride apart) as 0x10 added to the levels
+// of half A (bits 0-15) and half B (bits 16-31). Each byte takes the qh byte holding its bit
+// (vpshufb), keeps that bit, and becomes 0x10 where it is set.
+template <size_t Stride>
+void add_fifth_bits2(const uint8_t* p, __m256i* a, __m256i* b) {
+    const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si32(p)),
+                                              _mm_loadu_si32(p + Stride), 1);
+    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
+    const __m256i sixteen = _mm256_set1_epi8(0x10);
+    const auto expand = [&](__m256i v, char first) {
+        const __m256i sel =
+            _mm256_or_si256(_mm256_set1_epi8(first),
+                            _mm256_setr_epi64x(0, 0x0101010101010101, 0, 0x0101010101010101));
+        const __m256i bits = _mm256_and_si256(_mm256_shuffle_epi8(h, sel), bit);
+        return _mm256_or_si256(v, _mm256_and_si256(_mm256_cmpeq_epi8(bits, bit), sixteen));
+    };
+    *a = expand(*a, 0);
+    *b = expand(*b, 2);
+}
+
 __m256i sum_pairs(__m256i p16) {
     return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
 }
@@ -106,58 +143,110 @@ __m256i sum_pairs(__m256i p16) {
 // One operand of a pair for a step: both halves, what the dot needs besides, the scales.
 struct Operand {
     __m256i a, b;
-    __m256i aux_a, aux_b;  // Q8_0 weights: |a|, |b|; Q4_0 activations: 8 * pair sums of a + b
+    __m256i aux_a, aux_b;  // signed weights: |a|, |b|; Q8_0 activations facing unsigned levels
+                           // q - Offset: Offset * pair sums of a + b
     __m256 d;
+    __m128 m;  // Q4_1/Q5_1 weights: [m0, m1, 0, 0]; Q8_1 activations: [s0, s1, 0, 0]
 };
 
-struct Q8Act {
+// Q8_0 or Q8_1 activations as they are (Q8_1's s in m).
+template <class A>
+Operand act_values(const uint8_t* p) {
+    constexpr size_t kS = sizeof(A), kQ = offsetof(A, qs);
+    const __m256i zero = _mm256_setzero_si256();
+    __m128 s = _mm_setzero_ps();
+    if constexpr (std::is_same_v<A, block_q8_1>) s = halves2<kS>(p + offsetof(block_q8_1, s));
+    return {lanes2<kS>(p + kQ), lanes2<kS>(p + kQ + 16), zero, zero, scales2<kS>(p), s};
+}
+
+template <class A>
+struct PlainAct {
+    using Block = A;
+    static Operand load(const uint8_t* p) { return act_values<A>(p); }
+};
+
+template <int Offset>
+struct OffsetAct {
+    using Block = block_q8_0;
     static Operand load(const uint8_t* p) {
-        const __m256i zero = _mm256_setzero_si256();
-        return {lanes2<kQ8>(p + 2), lanes2<kQ8>(p + 18), zero, zero, scales2<kQ8>(p)};
+        Operand o = act_values<block_q8_0>(p);
+        const __m256i off = _mm256_set1_epi8(Offset);
+        o.aux_a = _mm256_add_epi16(_mm256_maddubs_epi16(off, o.a), _mm256_maddubs_epi16(off, o.b));
+        return o;
     }
 };
 
+// Signed levels: |w| times sign(w) x.
+__m256i signed_dot(const Operand& w, const Operand& x) {
+    const __m256i pa = _mm256_maddubs_epi16(w.aux_a, _mm256_sign_epi8(x.a, w.a));
+    const __m256i pb = _mm256_maddubs_epi16(w.aux_b, _mm256_sign_epi8(x.b, w.b));
+    return _mm256_add_epi32(sum_pairs(pa), sum_pairs(pb));
+}
+
+// Unsigned levels q, less the activations' Offset correction (zero for Q8_1 activations).
+__m256i unsigned_dot(const Operand& w, const Operand& x) {
+    const __m256i p =
+        _mm256_add_epi16(_mm256_maddubs_epi16(w.a, x.a), _mm256_maddubs_epi16(w.b, x.b));
+    return sum_pairs(_mm256_sub_epi16(p, x.aux_a));
+}
+
+// Each weight type: its block, the activations it faces, how a step's two blocks load into an
+// operand, and which dot they take.
 struct Q8Weights {
     using Block = block_q8_0;
-    using Act = Q8Act;
+    using Act = PlainAct<block_q8_0>;
     static Operand load(const uint8_t* p) {
-        const __m256i a = lanes2<kQ8>(p + 2), b = lanes2<kQ8>(p + 18);
-        return {a, b, _mm256_sign_epi8(a, a), _mm256_sign_epi8(b, b), scales2<kQ8>(p)};
+        constexpr size_t kS = sizeof(Block);
+        const __m256i a = lanes2<kS>(p + 2), b = lanes2<kS>(p + 18);
+        return {
+            a, b, _mm256_sign_epi8(a, a), _mm256_sign_epi8(b, b), scales2<kS>(p), _mm_setzero_ps()};
     }
-    static __m256i dot(const Operand& w, const Operand& x) {
-        const __m256i pa = _mm256_maddubs_epi16(w.aux_a, _mm256_sign_epi8(x.a, w.a));
-        const __m256i pb = _mm256_maddubs_epi16(w.aux_b, _mm256_sign_epi8(x.b, w.b));
-        return _mm256_add_epi32(sum_pairs(pa), sum_pairs(pb));
-    }
+    static __m256i dot(const Operand& w, const Operand& x) { return signed_dot(w, x); }
 };
 
-struct Q4Act {
+struct IQ4NLWeights {
+    using Block = block_iq4_nl;
+    using Act = PlainAct<block_q8_0>;
+    // The nibbles index the 16 levels (vpshufb).
     static Operand load(const uint8_t* p) {
-        const __m256i a = lanes2<kQ8>(p + 2), b = lanes2<kQ8>(p + 18);
-        const __m256i eight = _mm256_set1_epi8(8);
-        const __m256i corr =
-            _mm256_add_epi16(_mm256_maddubs_epi16(eight, a), _mm256_maddubs_epi16(eight, b));
-        return {a, b, corr, _mm256_setzero_si256(), scales2<kQ8>(p)};
+        constexpr size_t kS = sizeof(Block);
+        const __m256i table = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+        __m256i a, b;
+        nibbles2<kS>(p + 2, &a, &b);
+        a = _mm256_shuffle_epi8(table, a);
+        b = _mm256_shuffle_epi8(table, b);
+        return {
+            a, b, _mm256_sign_epi8(a, a), _mm256_sign_epi8(b, b), scales2<kS>(p), _mm_setzero_ps()};
     }
+    static __m256i dot(const Operand& w, const Operand& x) { return signed_dot(w, x); }
 };
 
-struct Q4Weights {
-    using Block = block_q4_0;
-    using Act = Q4Act;
-    // Low nibbles are elements 0-15 of their block, high nibbles 16-31.
+// Q4_0, Q4_1, Q5_0, Q5_1: nibbles at byte QsAt of the block, the fifth bits (Q5) at QhAt,
+// the min (Q4_1, Q5_1) at byte 2.
+template <class B, class A, size_t QsAt, size_t QhAt = 0>
+struct UnsignedWeights {
+    using Block = B;
+    using Act = A;
     static Operand load(const uint8_t* p) {
-        const __m256i q = lanes2<kQ4>(p + 2);
-        const __m256i mask = _mm256_set1_epi8(0x0f);
+        constexpr size_t kS = sizeof(Block);
+        __m256i a, b;
+        nibbles2<kS>(p + QsAt, &a, &b);
+        if constexpr (QhAt != 0) add_fifth_bits2<kS>(p + QhAt, &a, &b);
+        __m128 m = _mm_setzero_ps();
+        if constexpr (std::is_same_v<typename A::Block, block_q8_1>) m = halves2<kS>(p + 2);
         const __m256i zero = _mm256_setzero_si256();
-        return {_mm256_and_si256(q, mask), _mm256_and_si256(_mm256_srli_epi16(q, 4), mask), zero,
-                zero, scales2<kQ4>(p)};
+        return {a, b, zero, zero, scales2<kS>(p), m};
     }
-    static __m256i dot(const Operand& w, const Operand& x) {
-        const __m256i p =
-            _mm256_add_epi16(_mm256_maddubs_epi16(w.a, x.a), _mm256_maddubs_epi16(w.b, x.b));
-        return sum_pairs(_mm256_sub_epi16(p, x.aux_a));
-    }
+    static __m256i dot(const Operand& w, const Operand& x) { return unsigned_dot(w, x); }
 };
+
+using Q4Weights = UnsignedWeights<block_q4_0, OffsetAct<8>, offsetof(block_q4_0, qs)>;
+using Q5Weights =
+    UnsignedWeights<block_q5_0, OffsetAct<16>, offsetof(block_q5_0, qs), offsetof(block_q5_0, qh)>;
+using Q4_1Weights = UnsignedWeights<block_q4_1, PlainAct<block_q8_1>, offsetof(block_q4_1, qs)>;
+using Q5_1Weights = UnsignedWeights<block_q5_1, PlainAct<block_q8_1>, offsetof(block_q5_1, qs),
+                                    offsetof(block_q5_1, qh)>;
 
 float hsum(__m256 v) {
     return hsum(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
@@ -169,17 +258,32 @@ int32_t hsum(__m256i v) {
     return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
-// Q8_0 or Q4_0 weights W: kStep blocks a step; each token's operand is loaded once for all
-// rows. One token at a time: 4 rows' accumulators and two operands fit the 16 registers.
+// Tokens per tile. Q8_0's and Q4_0's operands load in a few instructions, and one token at a
+// time keeps 4 rows' accumulators and two operands in the 16 registers; the other types'
+// unpacking costs more than a second token's spills (matmul x64, 1 thread: Q5_0 9.8 -> 16.6
+// GMAC/s, Q5_1 9.0 -> 13.6, IQ4_NL 12.1 -> 19.1; Q4_1 18 either way).
 template <class W>
-struct QStep : TileStep<typename W::Block, block_q8_0, kStep, 1, false> {
+constexpr int kStepTokens =
+    std::is_same_v<typename W::Block, block_q8_0> || std::is_same_v<typename W::Block, block_q4_0>
+        ? 1
+        : 2;
+
+// 32-value block weights W: kStep blocks a step; each token's operand is loaded once for all
+// rows.
+template <class W>
+struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, kStepTokens<W>, false> {
+    static constexpr bool kMin = std::is_same_v<typename W::Act::Block, block_q8_1>;
     using Act = Operand;
-    static Operand act(const block_q8_0* x) {
+    static Operand act(const typename W::Act::Block* x) {
         return W::Act::load(reinterpret_cast<const uint8_t*>(x));
     }
     struct Acc {
         __m256 v = _mm256_setzero_ps();
-        float total() const { return hsum(v); }
+        __m128 m = _mm_setzero_ps();  // the mins' part (Q4_1, Q5_1)
+        float total() const {
+            if constexpr (kMin) return hsum(v) + hsum(m);
+            return hsum(v);
+        }
     };
     template <int NT>
     static void step(const typename W::Block& w, const Operand* x, Acc* acc) {
@@ -187,11 +291,12 @@ struct QStep : TileStep<typename W::Block, block_q8_0, kStep, 1, false> {
         for (int t = 0; t < NT; t++) {
             const __m256 sum = _mm256_cvtepi32_ps(W::dot(wo, x[t]));
             acc[t].v = _mm256_fmadd_ps(sum, _mm256_mul_ps(wo.d, x[t].d), acc[t].v);
+            if constexpr (kMin) acc[t].m = _mm_fmadd_ps(wo.m, x[t].m, acc[t].m);
         }
     }
 };
 
-// ---- k-quants: Q8_K activations, Q4_K and Q6_K weights -------------------------------------
+// ---- Super-blocks: Q8_K activations; Q4_K, Q5_K, Q6_K, IQ4_XS weights -----------------------
 
 // Bit-identical to quantize_row_q8_K_ref for finite input: the same max (the first value of
 // largest magnitude), the same division and products, and vcvtps2dq rounds ties to even as
@@ -249,7 +354,9 @@ void quantize_q8_K(const float* x, void* vy, int64_t n) {
 // Each step is one weight super-block against NT tokens' activation blocks: the weights are
 // unpacked once for all of them (prefill), and each token's sums run exactly as they would
 // alone, so results do not depend on NT.
-struct Q4K : SuperBlockStep<block_q4_K> {
+// Q4_K and Q5_K: Q5_K's fifth bit of value 32j + l is bit j of qh byte l.
+template <class Block>
+struct KMin : SuperBlockStep<Block> {
     // One row's sums so far for one token: scales part (8 lanes) and mins part (4 lanes).
     struct Acc {
         __m256 s = _mm256_setzero_ps();
@@ -257,7 +364,7 @@ struct Q4K : SuperBlockStep<block_q4_K> {
         float total() const { return hsum(s) - hsum(m); }
     };
     template <int NT>
-    static void step(const block_q4_K& w, const block_q8_K* const* x, Acc* acc) {
+    static void step(const Block& w, const block_q8_K* const* x, Acc* acc) {
         alignas(16) uint8_t sm[16];
         q4_K_scales_mins(w.scales, sm);
         const __m128i mins =
@@ -269,8 +376,18 @@ struct Q4K : SuperBlockStep<block_q4_K> {
         for (int t = 0; t < NT; t++) sum[t] = _mm256_setzero_si256();
         for (int g = 0; g < QK_K / 64; g++) {
             const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * g));
-            const __m256i lo = _mm256_and_si256(q, mask);                        // sub-block 2g
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);  // 2g + 1
+            __m256i lo = _mm256_and_si256(q, mask);                        // sub-block 2g
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);  // 2g + 1
+            if constexpr (std::is_same_v<Block, block_q5_K>) {
+                // Levels up to 31: pair sums at most 2 * 31 * 128, still exact.
+                const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh));
+                const __m256i one = _mm256_set1_epi8(1);
+                lo = _mm256_or_si256(
+                    lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * g), one), 4));
+                hi = _mm256_or_si256(
+                    hi,
+                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * g + 1), one), 4));
+            }
             const __m256i sl = _mm256_set1_epi16(sm[2 * g]), sh = _mm256_set1_epi16(sm[2 * g + 1]);
             for (int t = 0; t < NT; t++) {
                 const int8_t* xq = x[t]->qs + 64 * g;
@@ -345,6 +462,48 @@ struct Q6K : SuperBlockStep<block_q6_K> {
     }
 };
 
+// IQ4_XS: the 16 levels (vpshufb) in eight 32-value blocks with signed scales. A block's 16
+// bytes, broadcast to both 128-bit lanes and shifted by 0 and 4, give its values in order;
+// signed levels take |w| and sign(w) x (pair sums at most 2 * 127 * 127).
+struct IQ4XS : SuperBlockStep<block_iq4_xs> {
+    struct Acc {
+        __m256 s = _mm256_setzero_ps();
+        float total() const { return hsum(s); }
+    };
+    template <int NT>
+    static void step(const block_iq4_xs& w, const block_q8_K* const* x, Acc* acc) {
+        alignas(16) int16_t sc[QK_K / 32];
+        _mm_store_si128(reinterpret_cast<__m128i*>(sc), iq4_xs_scales16(w));
+        const __m256i table = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+        const __m256i shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);
+        const __m256i mask = _mm256_set1_epi8(0x0f);
+        __m256i sum[NT];
+        for (int t = 0; t < NT; t++) sum[t] = _mm256_setzero_si256();
+        for (int b = 0; b < QK_K / 32; b++) {
+            const __m256i q = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs + 16 * b)));
+            const __m256i v =
+                _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srlv_epi32(q, shift), mask));
+            const __m256i av = _mm256_sign_epi8(v, v);
+            const __m256i scale = _mm256_set1_epi16(sc[b]);
+            for (int t = 0; t < NT; t++) {
+                const __m256i xq =
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->qs + 32 * b));
+                const __m256i p = _mm256_maddubs_epi16(av, _mm256_sign_epi8(xq, v));
+                sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, scale));
+            }
+        }
+        const float d = _cvtsh_ss(w.d);
+        for (int t = 0; t < NT; t++) {
+            acc[t].s =
+                _mm256_fmadd_ps(_mm256_set1_ps(d * x[t]->d), _mm256_cvtepi32_ps(sum[t]), acc[t].s);
+        }
+    }
+};
+
+using Q4K = KMin<block_q4_K>;
+using Q5K = KMin<block_q5_K>;
 using Q8 = QuantTiles<QStep<Q8Weights>>;
 using Q4 = QuantTiles<QStep<Q4Weights>>;
 
@@ -354,8 +513,14 @@ constexpr TypeOverride kTypes[] = {
     {Type::BF16, FK::kernels<LoadBF16<Arch>>()},
     {Type::Q8_0, Q8::kernels(quantize_q8_0)},
     {Type::Q4_0, Q4::kernels()},
+    {Type::Q4_1, QuantTiles<QStep<Q4_1Weights>>::kernels()},
+    {Type::Q5_0, QuantTiles<QStep<Q5Weights>>::kernels()},
+    {Type::Q5_1, QuantTiles<QStep<Q5_1Weights>>::kernels()},
+    {Type::IQ4_NL, QuantTiles<QStep<IQ4NLWeights>>::kernels()},
     {Type::Q4_K, QuantTiles<Q4K>::kernels()},
+    {Type::Q5_K, QuantTiles<Q5K>::kernels()},
     {Type::Q6_K, QuantTiles<Q6K>::kernels()},
+    {Type::IQ4_XS, QuantTiles<IQ4XS>::kernels()},
     {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
 };
 

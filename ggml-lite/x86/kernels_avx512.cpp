@@ -1,10 +1,13 @@
-// AVX-512 kernels (F, BW, VL, DQ and VNNI): four quantized blocks per step, integer dot
+// AVX-512 kernels (F, BW, VL, DQ and VNNI): four quantized 32-value blocks per step, integer dot
 // products with vpdpbusd, float kernels from simd_float-inl.h.
 //
 // Compiled with -mavx512*: everything stays in the anonymous namespace and only intrinsics and
 // xsimd templates instantiated for avx512bw are used, so no code compiled with these flags can
 // be shared with (and picked by the linker for) the portable parts of the program.
 #include <immintrin.h>
+
+#include <cstddef>
+#include <type_traits>
 
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
@@ -52,7 +55,7 @@ void quantize_q8_0(const float* x, void* vy, int64_t n) {
     }
 }
 
-// ---- Quantized dot products --------------------------------------------------------------
+// ---- Quantized dot products: 32-value blocks -----------------------------------------------
 //
 // A step covers four blocks. Operand half A holds the first 16 elements of each block, one
 // block per 128-bit lane, half B the last 16; two vpdpbusd leave each 128-bit lane with four
@@ -60,11 +63,13 @@ void quantize_q8_0(const float* x, void* vy, int64_t n) {
 // blocks this way costs a few inserts, but one 64-byte load and one word permute fetch all
 // four scales, which is what keeps Q4_0 streaming at memory speed.
 //
-// vpdpbusd multiplies unsigned by signed bytes. For Q4_0 the weights are unsigned nibbles q,
-// and sum (q - 8) x = sum q x - 8 sum x: the correction depends on the activations only.
-// For Q8_0 the activations are offset to unsigned x + 128, and sum w x = sum w (x + 128) -
-// 128 sum w: the correction depends on the weights only. Either way the pair's dot starts
-// from the correction and costs two vpdpbusd.
+// vpdpbusd multiplies unsigned by signed bytes. The unsigned levels q of Q4_0 (q - 8), Q5_0
+// (q - 16) and IQ4_NL (its table's values plus 128) give sum (q - Offset) x = sum q x - Offset
+// sum x: the correction depends on the activations only. For Q8_0 the activations are offset
+// to unsigned x + 128, and sum w x = sum w (x + 128) - 128 sum w: the correction depends on the
+// weights only. Either way the pair's dot starts from the correction and costs two vpdpbusd.
+// Q4_1 and Q5_1 dot their unsigned levels as they are, and their blocks' m_w s_x join the
+// float accumulator, one lane per block.
 
 constexpr int kStep = 4;  // blocks per step
 
@@ -77,18 +82,29 @@ struct ScaleIndex {
     }
 };
 
-// [d0 x4, d1 x4, d2 x4, d3 x4] from four blocks of Stride bytes, each starting with its fp16
-// scale. Reads at most 4 * Stride bytes from p (64 for Q4_0, 128 for Q8_0).
-template <size_t Stride>
+// 64 bytes from p, or only the first Bytes of them (the rest zero, never read).
+template <size_t Bytes>
+__m512i load_upto(const uint8_t* p) {
+    if constexpr (Bytes >= 64) {
+        return _mm512_loadu_si512(p);
+    } else {
+        return _mm512_maskz_loadu_epi8((uint64_t{1} << Bytes) - 1, p);
+    }
+}
+
+// [h0 x4, h1 x4, h2 x4, h3 x4]: the fp16 value at byte At of each of four blocks of Stride
+// bytes from p (At 0: their scales). Reads only those 4 * Stride bytes.
+template <size_t Stride, size_t At = 0>
 __m512 scales4(const uint8_t* p) {
     static constexpr ScaleIndex<Stride> kIndex;
+    constexpr size_t kAvail = 4 * Stride - At;  // bytes from p + At to the blocks' end
     const __m512i idx = _mm512_load_si512(kIndex.idx);
-    const __m512i lo = _mm512_loadu_si512(p);
     __m512i h;
     if constexpr (3 * Stride + 2 <= 64) {
-        h = _mm512_permutexvar_epi16(idx, lo);
+        h = _mm512_permutexvar_epi16(idx, load_upto<kAvail>(p + At));
     } else {
-        h = _mm512_permutex2var_epi16(lo, idx, _mm512_loadu_si512(p + 64));
+        h = _mm512_permutex2var_epi16(_mm512_loadu_si512(p + At), idx,
+                                      load_upto<kAvail - 64>(p + At + 64));
     }
     return _mm512_cvtph_ps(_mm512_castsi512_si256(h));
 }
@@ -105,6 +121,35 @@ __m512i lanes4(const uint8_t* p) {
     return _mm512_inserti32x4(v, load(p + 3 * Stride), 3);
 }
 
+// The nibbles of four blocks' 16 bytes at p (Stride apart): the low ones (elements 0-15) in a,
+// the high ones (16-31) in b.
+template <size_t Stride>
+void nibbles4(const uint8_t* p, __m512i* a, __m512i* b) {
+    const __m512i q = lanes4<Stride>(p);
+    const __m512i mask = _mm512_set1_epi8(0x0f);
+    *a = _mm512_and_si512(q, mask);
+    *b = _mm512_and_si512(_mm512_srli_epi16(q, 4), mask);
+}
+
+// Q5_0/Q5_1: the fifth bits of four blocks' qh at p (Stride apart) added as 16 to the levels.
+// Bits 0-15 of block k's qh are the byte mask of lane k of half A, bits 16-31 of half B.
+template <size_t Stride>
+void add_fifth_bits4(const uint8_t* p, __m512i* a, __m512i* b) {
+    const auto qh = [&](int k) {
+        int32_t h;
+        __builtin_memcpy(&h, p + k * Stride, 4);
+        return h;
+    };
+    const __m128i words =
+        _mm_shuffle_epi8(_mm_setr_epi32(qh(0), qh(1), qh(2), qh(3)),
+                         _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
+    const __m512i sixteen = _mm512_set1_epi8(16);
+    const auto mask_a = _cvtu64_mask64(static_cast<uint64_t>(_mm_cvtsi128_si64(words)));
+    const auto mask_b = _cvtu64_mask64(static_cast<uint64_t>(_mm_extract_epi64(words, 1)));
+    *a = _mm512_mask_add_epi8(*a, mask_a, *a, sixteen);
+    *b = _mm512_mask_add_epi8(*b, mask_b, *b, sixteen);
+}
+
 // -sum over each 4-byte group of a * b, over both halves: the correction a pair starts from.
 __m512i neg_group_sum(__m512i a, __m512i b, __m512i factor) {
     const __m512i s =
@@ -117,17 +162,38 @@ struct Operand {
     __m512i a, b;
     __m512i init;
     __m512 d;
+    __m512 m;  // Q4_1/Q5_1 weights: [m0 x4, ...]; Q8_1 activations: [s0 x4, ...]
 };
 
 constexpr size_t kQ8 = sizeof(block_q8_0);
-constexpr size_t kQ4 = sizeof(block_q4_0);
 
 struct Q8Act {  // Q8_0 activations facing Q8_0 weights: offset to unsigned
+    using Block = block_q8_0;
     static Operand load(const uint8_t* p) {
         const __m512i off = _mm512_set1_epi8(static_cast<char>(0x80));
         return {_mm512_xor_si512(lanes4<kQ8>(p + 2), off),
-                _mm512_xor_si512(lanes4<kQ8>(p + 18), off), _mm512_setzero_si512(),
-                scales4<kQ8>(p)};
+                _mm512_xor_si512(lanes4<kQ8>(p + 18), off), _mm512_setzero_si512(), scales4<kQ8>(p),
+                _mm512_setzero_ps()};
+    }
+};
+
+// Q8_0 activations facing unsigned levels q - Offset: signed, with -Offset sum x per group.
+template <int Offset>
+struct OffsetAct {
+    using Block = block_q8_0;
+    static Operand load(const uint8_t* p) {
+        const __m512i a = lanes4<kQ8>(p + 2), b = lanes4<kQ8>(p + 18);
+        return {a, b, neg_group_sum(a, b, _mm512_set1_epi8(static_cast<char>(Offset))),
+                scales4<kQ8>(p), _mm512_setzero_ps()};
+    }
+};
+
+struct Q8_1Act {  // Q8_1 activations facing Q4_1/Q5_1 weights: signed, s for the mins
+    using Block = block_q8_1;
+    static Operand load(const uint8_t* p) {
+        constexpr size_t kS = sizeof(block_q8_1), kQ = offsetof(block_q8_1, qs);
+        return {lanes4<kS>(p + kQ), lanes4<kS>(p + kQ + 16), _mm512_setzero_si512(), scales4<kS>(p),
+                scales4<kS, offsetof(block_q8_1, s)>(p)};
     }
 };
 
@@ -137,41 +203,71 @@ struct Q8Weights {
     static Operand load(const uint8_t* p) {
         const __m512i a = lanes4<kQ8>(p + 2), b = lanes4<kQ8>(p + 18);
         return {a, b, neg_group_sum(a, b, _mm512_set1_epi8(static_cast<char>(0x80))),
-                scales4<kQ8>(p)};
+                scales4<kQ8>(p), _mm512_setzero_ps()};
     }
     static __m512i dot(const Operand& w, const Operand& x) {
         return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(w.init, x.a, w.a), x.b, w.b);
     }
 };
 
-struct Q4Act {  // Q8_0 activations facing Q4_0 weights: signed, with -8 sum x per group
+// Unsigned levels against signed activations, from the activations' correction.
+__m512i unsigned_dot(const Operand& w, const Operand& x) {
+    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(x.init, w.a, x.a), w.b, x.b);
+}
+
+// Q4_0, Q4_1, Q5_0, Q5_1: nibbles at byte QsAt of the block, the fifth bits (Q5) at QhAt, the
+// min (Q4_1, Q5_1) at byte 2.
+template <class B, class A, size_t QsAt, size_t QhAt = 0>
+struct UnsignedWeights {
+    using Block = B;
+    using Act = A;
     static Operand load(const uint8_t* p) {
-        const __m512i a = lanes4<kQ8>(p + 2), b = lanes4<kQ8>(p + 18);
-        return {a, b, neg_group_sum(a, b, _mm512_set1_epi8(8)), scales4<kQ8>(p)};
+        constexpr size_t kS = sizeof(Block);
+        __m512i a, b;
+        nibbles4<kS>(p + QsAt, &a, &b);
+        if constexpr (QhAt != 0) add_fifth_bits4<kS>(p + QhAt, &a, &b);
+        __m512 m = _mm512_setzero_ps();
+        if constexpr (std::is_same_v<typename A::Block, block_q8_1>) m = scales4<kS, 2>(p);
+        return {a, b, _mm512_setzero_si512(), scales4<kS>(p), m};
     }
+    static __m512i dot(const Operand& w, const Operand& x) { return unsigned_dot(w, x); }
 };
 
-struct Q4Weights {
-    using Block = block_q4_0;
-    using Act = Q4Act;
-    // Low nibbles are elements 0-15 of their block, high nibbles 16-31.
+using Q4Weights = UnsignedWeights<block_q4_0, OffsetAct<8>, offsetof(block_q4_0, qs)>;
+using Q5Weights =
+    UnsignedWeights<block_q5_0, OffsetAct<16>, offsetof(block_q5_0, qs), offsetof(block_q5_0, qh)>;
+using Q4_1Weights = UnsignedWeights<block_q4_1, Q8_1Act, offsetof(block_q4_1, qs)>;
+using Q5_1Weights =
+    UnsignedWeights<block_q5_1, Q8_1Act, offsetof(block_q5_1, qs), offsetof(block_q5_1, qh)>;
+
+// The 16 levels plus 128 (their sign bits flipped), a vpshufb table of unsigned levels.
+__m512i iq4nl_table_u8() {
+    const __m512i table =
+        _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+    return _mm512_xor_si512(table, _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+
+struct IQ4NLWeights {
+    using Block = block_iq4_nl;
+    using Act = OffsetAct<128>;
     static Operand load(const uint8_t* p) {
-        const __m512i q = lanes4<kQ4>(p + 2);
-        const __m512i mask = _mm512_set1_epi8(0x0f);
-        return {_mm512_and_si512(q, mask), _mm512_and_si512(_mm512_srli_epi16(q, 4), mask),
-                _mm512_setzero_si512(), scales4<kQ4>(p)};
+        constexpr size_t kS = sizeof(Block);
+        const __m512i table = iq4nl_table_u8();
+        __m512i a, b;
+        nibbles4<kS>(p + offsetof(block_iq4_nl, qs), &a, &b);
+        return {_mm512_shuffle_epi8(table, a), _mm512_shuffle_epi8(table, b),
+                _mm512_setzero_si512(), scales4<kS>(p), _mm512_setzero_ps()};
     }
-    static __m512i dot(const Operand& w, const Operand& x) {
-        return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(x.init, w.a, x.a), w.b, x.b);
-    }
+    static __m512i dot(const Operand& w, const Operand& x) { return unsigned_dot(w, x); }
 };
 
-// Q8_0 or Q4_0 weights W: kStep blocks a step; each token's operand is loaded once for all
+// 32-value block weights W: kStep blocks a step; each token's operand is loaded once for all
 // rows.
 template <class W>
-struct QStep : TileStep<typename W::Block, block_q8_0, kStep, 2, false> {
+struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, 2, false> {
+    static constexpr bool kMin = std::is_same_v<typename W::Act::Block, block_q8_1>;
     using Act = Operand;
-    static Operand act(const block_q8_0* x) {
+    static Operand act(const typename W::Act::Block* x) {
         return W::Act::load(reinterpret_cast<const uint8_t*>(x));
     }
     struct Acc {
@@ -184,6 +280,9 @@ struct QStep : TileStep<typename W::Block, block_q8_0, kStep, 2, false> {
         for (int t = 0; t < NT; t++) {
             const __m512 sum = _mm512_cvtepi32_ps(W::dot(wo, x[t]));
             acc[t].v = _mm512_fmadd_ps(sum, _mm512_mul_ps(wo.d, x[t].d), acc[t].v);
+            // m and s hold each block's value four times: one lane per block. The same
+            // accumulator: a second one per pair spilled the 32 registers (2 tokens x 4 rows).
+            if constexpr (kMin) acc[t].v = _mm512_mask3_fmadd_ps(wo.m, x[t].m, acc[t].v, 0x1111);
         }
     }
 };
@@ -374,7 +473,7 @@ void attend(const float* q, int64_t n_q, int64_t hd, const Elem* k, const Elem* 
     }
 }
 
-// ---- k-quants: Q8_K activations, Q4_K and Q6_K weights -------------------------------------
+// ---- Super-blocks: Q8_K activations; Q4_K, Q5_K, Q6_K, IQ4_XS weights -----------------------
 
 // Bit-identical to quantize_row_q8_K_ref for finite input: the same max (the first value of
 // largest magnitude), the same division and products, and vcvtps2dq rounds ties to even as
@@ -433,7 +532,9 @@ struct Q4ScaleIndex {
 // Each step is one weight super-block against NT tokens' activation blocks: the weights are
 // unpacked once for all of them (prefill), and each token's sums run exactly as they would
 // alone, so results do not depend on NT.
-struct Q4K : SuperBlockStep<block_q4_K> {
+// Q4_K and Q5_K: Q5_K's fifth bit of value 32j + l is bit j of qh byte l.
+template <class Block>
+struct KMin : SuperBlockStep<Block> {
     // One row's sums so far for one token: scales part (16 lanes) and mins part (4 lanes).
     struct Acc {
         __m512 s = _mm512_setzero_ps();
@@ -441,7 +542,7 @@ struct Q4K : SuperBlockStep<block_q4_K> {
         float total() const { return _mm512_reduce_add_ps(s) - hsum(m); }
     };
     template <int NT>
-    static void step(const block_q4_K& w, const block_q8_K* const* x, Acc* acc) {
+    static void step(const Block& w, const block_q8_K* const* x, Acc* acc) {
         static constexpr Q4ScaleIndex kIndex;
         alignas(16) uint8_t sm[16];
         q4_K_scales_mins(w.scales, sm);
@@ -461,7 +562,18 @@ struct Q4K : SuperBlockStep<block_q4_K> {
             // Values 64g..64g+63 in order: the low nibbles (sub-block 2g), then the high ones.
             const __m512i q = _mm512_broadcast_i64x4(
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * g)));
-            const __m512i v = _mm512_and_si512(_mm512_srlv_epi16(q, shift), mask);
+            __m512i v = _mm512_and_si512(_mm512_srlv_epi16(q, shift), mask);
+            if constexpr (std::is_same_v<Block, block_q5_K>) {
+                // Bit 2g of each qh byte for the low nibbles, 2g + 1 for the high ones; levels
+                // up to 31 keep the pair sums exact (at most 2 * 31 * 128).
+                const __m512i hb = _mm512_broadcast_i64x4(
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh)));
+                const __m512i bit =
+                    _mm512_inserti64x4(_mm512_set1_epi8(static_cast<char>(1 << (2 * g))),
+                                       _mm256_set1_epi8(static_cast<char>(2 << (2 * g))), 1);
+                v = _mm512_mask_add_epi8(v, _mm512_test_epi8_mask(hb, bit), v,
+                                         _mm512_set1_epi8(16));
+            }
             const __m512i sc = _mm512_permutexvar_epi16(_mm512_load_si512(kIndex.idx[g]), scales);
             for (int t = 0; t < NT; t++) {
                 const __m512i xq = _mm512_loadu_si512(x[t]->qs + 64 * g);
@@ -539,6 +651,55 @@ struct Q6K : SuperBlockStep<block_q6_K> {
     }
 };
 
+// IQ4_XS: the 16 levels (vpshufb) in eight 32-value blocks with signed scales, 64 values (two
+// blocks, 32 bytes of qs) to a register. vpmaddubsw takes |w| and x negated where w < 0 (pair
+// sums at most 2 * 127 * 127), vpdpwssd the blocks' scales, as for Q4_K.
+struct IQ4XS : SuperBlockStep<block_iq4_xs> {
+    struct Acc {
+        __m512 s = _mm512_setzero_ps();
+        float total() const { return _mm512_reduce_add_ps(s); }
+    };
+    template <int NT>
+    static void step(const block_iq4_xs& w, const block_q8_K* const* x, Acc* acc) {
+        static constexpr Q4ScaleIndex kIndex;  // blocks 2g and 2g + 1 as Q4_K's sub-blocks
+        const __m512i scales = _mm512_castsi128_si512(iq4_xs_scales16(w));
+        const __m512i table = _mm512_broadcast_i32x4(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+        const __m512i mask = _mm512_set1_epi8(0x0f);
+        // Bytes 0-15 of qs in 128-bit lanes 0 and 1, bytes 16-31 in 2 and 3; lanes 1 and 3
+        // shifted by 4: the two blocks' values in order.
+        const __m512i spread = _mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3);
+        const __m512i shift = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0,
+                                                0x0004000400040004, 0x0004000400040004);
+        __m512i sum[NT][2];
+        for (int t = 0; t < NT; t++) sum[t][0] = sum[t][1] = _mm512_setzero_si512();
+        for (int g = 0; g < QK_K / 64; g++) {
+            const __m512i q = _mm512_permutexvar_epi64(
+                spread, _mm512_castsi256_si512(
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * g))));
+            const __m512i v =
+                _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srlv_epi16(q, shift), mask));
+            const __m512i av = _mm512_abs_epi8(v);
+            const __mmask64 neg = _mm512_movepi8_mask(v);
+            const __m512i sc = _mm512_permutexvar_epi16(_mm512_load_si512(kIndex.idx[g]), scales);
+            for (int t = 0; t < NT; t++) {
+                const __m512i xq = _mm512_loadu_si512(x[t]->qs + 64 * g);
+                const __m512i xs = _mm512_mask_sub_epi8(xq, neg, _mm512_setzero_si512(), xq);
+                sum[t][g % 2] =
+                    _mm512_dpwssd_epi32(sum[t][g % 2], _mm512_maddubs_epi16(av, xs), sc);
+            }
+        }
+        const float d = _cvtsh_ss(w.d);
+        for (int t = 0; t < NT; t++) {
+            acc[t].s = _mm512_fmadd_ps(_mm512_set1_ps(d * x[t]->d),
+                                       _mm512_cvtepi32_ps(_mm512_add_epi32(sum[t][0], sum[t][1])),
+                                       acc[t].s);
+        }
+    }
+};
+
+using Q4K = KMin<block_q4_K>;
+using Q5K = KMin<block_q5_K>;
 using Q8 = QuantTiles<QStep<Q8Weights>>;
 using Q4 = QuantTiles<QStep<Q4Weights>>;
 
@@ -548,8 +709,14 @@ constexpr TypeOverride kTypes[] = {
     {Type::BF16, FK::kernels<LoadBF16<Arch>>()},
     {Type::Q8_0, Q8::kernels(quantize_q8_0)},
     {Type::Q4_0, Q4::kernels()},
+    {Type::Q4_1, QuantTiles<QStep<Q4_1Weights>>::kernels()},
+    {Type::Q5_0, QuantTiles<QStep<Q5Weights>>::kernels()},
+    {Type::Q5_1, QuantTiles<QStep<Q5_1Weights>>::kernels()},
+    {Type::IQ4_NL, QuantTiles<QStep<IQ4NLWeights>>::kernels()},
     {Type::Q4_K, QuantTiles<Q4K>::kernels()},
+    {Type::Q5_K, QuantTiles<Q5K>::kernels()},
     {Type::Q6_K, QuantTiles<Q6K>::kernels()},
+    {Type::IQ4_XS, QuantTiles<IQ4XS>::kernels()},
     {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
 };
 

@@ -1,6 +1,6 @@
 // x86 helpers shared by the AVX2 and AVX-512 translation units: the half and bfloat16 loaders,
-// horizontal sums, Q4_K's scale decoding for rows side by side, the activation sums of Q8_K,
-// and the packed kernels' far prefetch distance.
+// horizontal sums, Q4_K's scale decoding for rows side by side, IQ4_XS's scales, the activation
+// sums of Q8_K, and the packed kernels' far prefetch distance.
 //
 // Include only from the x86 ISA translation units (x86/kernels_avx2.cpp, x86/packed_avx2.cpp,
 // x86/kernels_avx512.cpp, x86/packed_kquant_avx512.cpp). Each is compiled with its own -m flags
@@ -97,6 +97,26 @@ inline __m128i q8_K_sums32(const block_q8_K& x) {
 inline __m128 q4_K_mins(__m128i mins, float dmin, const block_q8_K& x, __m128 acc) {
     return _mm_fmadd_ps(_mm_set1_ps(dmin * x.d),
                         _mm_cvtepi32_ps(_mm_madd_epi16(mins, q8_K_sums32(x))), acc);
+}
+
+// An IQ4_XS block's eight signed scales (iq4_xs_scale) as int16, for both ISAs' IQ4_XS steps:
+// a loop over the 8 scales costs as much as a quarter of the super-block's dot product.
+inline __m128i iq4_xs_scales16(const block_iq4_xs& b) {
+    int32_t packed;
+    __builtin_memcpy(&packed, b.scales_l, sizeof packed);
+    const __m128i l = _mm_cvtsi32_si128(packed);
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    // Scale 2k's low 4 bits are byte k's low nibble, scale 2k + 1's its high one.
+    const __m128i lo = _mm_cvtepu8_epi16(
+        _mm_unpacklo_epi8(_mm_and_si128(l, low4), _mm_and_si128(_mm_srli_epi16(l, 4), low4)));
+    // Scale i's top 2 bits, bits 2i and 2i + 1 of scales_h: shifted to the top of word i (a
+    // multiplication by 2^(14 - 2i)), then down to the bottom.
+    const __m128i h = _mm_srli_epi16(
+        _mm_mullo_epi16(
+            _mm_set1_epi16(static_cast<int16_t>(b.scales_h)),
+            _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1)),
+        14);
+    return _mm_sub_epi16(_mm_or_si128(lo, _mm_slli_epi16(h, 4)), _mm_set1_epi16(32));
 }
 
 // Byte-wise: bits 6-7 of each byte moved to bits 4-5 (a Q4_K scale's or min's top bits).

@@ -304,6 +304,117 @@ TEST(Kernels, DotsExactOnExactData) {
     }
 }
 
+// Random level bytes for every block of v; its scales are the caller's.
+template <class Block>
+void random_levels(std::vector<Block>& v, std::mt19937& rng) {
+    std::uniform_int_distribution<int> byte(0, 255);
+    auto* p = reinterpret_cast<uint8_t*>(v.data());
+    for (size_t i = 0; i < v.size() * sizeof(Block); i++) p[i] = static_cast<uint8_t>(byte(rng));
+}
+
+// Q8_1 or Q8_K activations in [-a, a] with scale 1 and their sums (exact in fp16: |s| <= 2048).
+void small_activations(std::vector<block_q8_1>& x, int a, std::mt19937& rng) {
+    std::uniform_int_distribution<int> act(-a, a);
+    for (auto& b : x) {
+        int sum = 0;
+        for (auto& q : b.qs) sum += q = static_cast<int8_t>(act(rng));
+        b.d = 0x3c00;
+        b.s = fp32_to_fp16(static_cast<float>(sum));
+    }
+}
+void small_activations(std::vector<block_q8_K>& x, int a, std::mt19937& rng) {
+    std::uniform_int_distribution<int> act(-a, a);
+    for (auto& b : x) {
+        b.d = 1.0f;
+        for (auto& q : b.qs) q = static_cast<int8_t>(act(rng));
+        for (int s = 0; s < QK_K / 16; s++) {
+            int sum = 0;
+            for (int l = 0; l < 16; l++) sum += b.qs[16 * s + l];
+            b.bsums[s] = static_cast<int16_t>(sum);
+        }
+    }
+}
+
+template <class Block, class Act>
+void expect_exact(const Kernels& k, Type type, const std::vector<Block>& w,
+                  const std::vector<Act>& x) {
+    const int64_t n = static_cast<int64_t>(w.size()) * block_size(type);
+    EXPECT_EQ(k.of(type).vec_dot(n, w.data(), x.data()),
+              ref().of(type).vec_dot(n, w.data(), x.data()))
+        << isa_name(k.isa) << ' ' << type_name(type) << " blocks=" << w.size();
+}
+
+// The same for the types whose levels take a fifth bit, a table or a min. Scales 1 or 2, mins
+// -8..8 (fp16 integers); activations at most 8 (32-value blocks) or 2 (super-blocks) in
+// magnitude. Bounds on the sum of |terms|, below 2^24 so every partial sum is an exact float:
+// 32-value blocks 32 * 127 * 8 * 2 + 8 * 256 per block (IQ4_NL's levels), times 129 blocks;
+// Q5_K 7 * 256 * 31 * 2 * 2 + 7 * 256 * 2 per super-block, times 64; IQ4_XS scales of at most
+// 7 in magnitude, 7 * 256 * 127 * 2 * 2 per super-block, times 16.
+TEST(Kernels, MoreTypesExactOnExactData) {
+    std::mt19937 rng(6);
+    std::uniform_int_distribution<int> small(0, 7), mins(-8, 8);
+    const auto scale = [](int64_t i) { return (i % 2) ? fp16_t{0x4000} : fp16_t{0x3c00}; };
+    for (const Kernels* k : simd_tables()) {
+        for (int64_t nb : kBlockCounts) {
+            std::vector<block_q8_0> x0(nb);
+            random_levels(x0, rng);
+            for (auto& b : x0) {
+                b.d = 0x3c00;
+                for (auto& q : b.qs) q = static_cast<int8_t>(q % 9);  // -8..8
+            }
+            std::vector<block_q8_1> x1(nb);
+            small_activations(x1, 8, rng);
+            std::vector<block_q4_1> q41(nb);
+            std::vector<block_q5_0> q50(nb);
+            std::vector<block_q5_1> q51(nb);
+            std::vector<block_iq4_nl> nl(nb);
+            random_levels(q41, rng);
+            random_levels(q50, rng);
+            random_levels(q51, rng);
+            random_levels(nl, rng);
+            for (int64_t i = 0; i < nb; i++) {
+                q41[i].d = q50[i].d = q51[i].d = nl[i].d = scale(i);
+                q41[i].m = fp32_to_fp16(static_cast<float>(mins(rng)));
+                q51[i].m = fp32_to_fp16(static_cast<float>(mins(rng)));
+            }
+            expect_exact(*k, Type::Q4_1, q41, x1);
+            expect_exact(*k, Type::Q5_0, q50, x0);
+            expect_exact(*k, Type::Q5_1, q51, x1);
+            expect_exact(*k, Type::IQ4_NL, nl, x0);
+
+            if (nb > 64) continue;
+            std::vector<block_q8_K> xk(nb);
+            small_activations(xk, 2, rng);
+            std::vector<block_q5_K> q5k(nb);
+            random_levels(q5k, rng);
+            for (int64_t i = 0; i < nb; i++) {
+                q5k[i].d = scale(i);
+                q5k[i].dmin = 0x3c00;
+                // Six-bit values <= 7 (see the Q4_K case above).
+                for (int j = 0; j < 8; j++) q5k[i].scales[j] = static_cast<uint8_t>(small(rng));
+                for (int j = 8; j < 12; j++)
+                    q5k[i].scales[j] = static_cast<uint8_t>(small(rng) | small(rng) << 4);
+            }
+            expect_exact(*k, Type::Q5_K, q5k, xk);
+
+            if (nb > 16) continue;
+            std::vector<block_iq4_xs> xs(nb);
+            random_levels(xs, rng);
+            for (int64_t i = 0; i < nb; i++) {
+                xs[i].d = scale(i);
+                xs[i].scales_h = 0;
+                for (int j = 0; j < 8; j++) {
+                    const int sc = 32 + small(rng) - small(rng);  // stored 6 bits: level + 32
+                    xs[i].scales_h = static_cast<uint16_t>(xs[i].scales_h | (sc >> 4) << (2 * j));
+                    uint8_t& low = xs[i].scales_l[j / 2];
+                    low = static_cast<uint8_t>(j % 2 ? (low & 0x0f) | (sc & 0x0f) << 4 : sc & 0x0f);
+                }
+            }
+            expect_exact(*k, Type::IQ4_XS, xs, xk);
+        }
+    }
+}
+
 // Tiles are how matmul calls the kernels; each element must equal vec_dot exactly.
 TEST(Kernels, GemmTileEqualsVecDot) {
     for (const Kernels* k : test::all_tables()) {
