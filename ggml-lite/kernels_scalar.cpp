@@ -95,24 +95,59 @@ int level(const block_q4_K& b, int j, int l) {
 int level(const block_q5_K& b, int j, int l) {
     return ((b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0f) | (((b.qh[l] >> j) & 1) << 4);
 }
+// Their 6-bit scales and mins of 32 values, packed alike.
+template <class Block>
+void packed_scale_min(const Block& b, int j, int* sc, int* m) {
+    uint8_t s, n;
+    get_scale_min_k4(j, b.scales, &s, &n);
+    *sc = s;
+    *m = n;
+}
+void scale_min(const block_q4_K& b, int j, int* sc, int* m) {
+    packed_scale_min(b, j, sc, m);
+}
+void scale_min(const block_q5_K& b, int j, int* sc, int* m) {
+    packed_scale_min(b, j, sc, m);
+}
+constexpr int sub_size(const block_q4_K&) {
+    return 32;
+}
+constexpr int sub_size(const block_q5_K&) {
+    return 32;
+}
+
+// Q2_K: value 128h + 32k + l of the super-block in bits 2k, 2k + 1 of qs byte 32h + l; 16
+// values per sub-block, whose scale and min are the two nibbles of one byte.
+int level(const block_q2_K& b, int j, int l) {
+    const int e = 16 * j + l;
+    return (b.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+}
+void scale_min(const block_q2_K& b, int j, int* sc, int* m) {
+    *sc = b.scales[j] & 0x0f;
+    *m = b.scales[j] >> 4;
+}
+constexpr int sub_size(const block_q2_K&) {
+    return 16;
+}
 
 // Super-blocks with scales and mins: sum_j d sc_j sum(q x) - dmin m_j sum(x), the x sums being
-// Q8_K's bsums. Both parts are exact integer sums; only the scales are float.
+// Q8_K's bsums (one per 16 values). Both parts are exact integer sums; only the scales are float.
 template <class Block>
 float dot_k_min(int64_t n, const void* w, const void* x) {
     const auto* a = static_cast<const Block*>(w);
     const auto* b = static_cast<const block_q8_K*>(x);
+    constexpr int sub = sub_size(Block{});
     float sum = 0.0f;
     for (int64_t i = 0; i < n / QK_K; i++) {
         int32_t isum = 0;
         int32_t imin = 0;
-        for (int j = 0; j < QK_K / 32; j++) {
-            uint8_t sc, m;
-            get_scale_min_k4(j, a[i].scales, &sc, &m);
+        for (int j = 0; j < QK_K / sub; j++) {
+            int sc, m;
+            scale_min(a[i], j, &sc, &m);
             int32_t dot = 0;
-            for (int l = 0; l < 32; l++) dot += level(a[i], j, l) * b[i].qs[32 * j + l];
+            for (int l = 0; l < sub; l++) dot += level(a[i], j, l) * b[i].qs[sub * j + l];
             isum += sc * dot;
-            imin += m * (b[i].bsums[2 * j] + b[i].bsums[2 * j + 1]);
+            for (int k = j * sub / 16; k < (j + 1) * sub / 16; k++) imin += m * b[i].bsums[k];
         }
         const float d = fp16_to_fp32(a[i].d) * b[i].d;
         const float dmin = fp16_to_fp32(a[i].dmin) * b[i].d;
@@ -133,6 +168,19 @@ int sub_scale(const block_q6_K& b, int k) {
     return b.scales[k];
 }
 constexpr int sub_size(const block_q6_K&) {
+    return 16;
+}
+// Q3_K: value e's low 2 bits as Q2_K's, its third bit in hmask (bit e / 32 of byte e % 32);
+// levels q - 4, 16 values per scale.
+int level(const block_q3_K& b, int e) {
+    const int low = (b.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+    const int high = (b.hmask[e % 32] >> (e / 32)) & 1;
+    return low + 4 * high - 4;
+}
+int sub_scale(const block_q3_K& b, int k) {
+    return q3_K_scale(b, k);
+}
+constexpr int sub_size(const block_q3_K&) {
     return 16;
 }
 // IQ4_XS: the table's values, 32 per scale.
@@ -172,6 +220,8 @@ constexpr auto dot_q4_1 = dot_block32<block_q4_1, block_q8_1>;
 constexpr auto dot_q5_0 = dot_block32<block_q5_0, block_q8_0>;
 constexpr auto dot_q5_1 = dot_block32<block_q5_1, block_q8_1>;
 constexpr auto dot_iq4_nl = dot_block32<block_iq4_nl, block_q8_0>;
+constexpr auto dot_q2_K = dot_k_min<block_q2_K>;
+constexpr auto dot_q3_K = dot_k_scaled<block_q3_K>;
 constexpr auto dot_q4_K = dot_k_min<block_q4_K>;
 constexpr auto dot_q5_K = dot_k_min<block_q5_K>;
 constexpr auto dot_q6_K = dot_k_scaled<block_q6_K>;
@@ -418,6 +468,8 @@ const Kernels& kernels_scalar() {
             {Type::Q5_1, {dot_q5_1, nullptr, gemm_tile<dot_q5_1>}},
             {Type::IQ4_NL, {dot_iq4_nl, nullptr, gemm_tile<dot_iq4_nl>}},
             {Type::Q8_1, {nullptr, from_float(Type::Q8_1), nullptr}},
+            {Type::Q2_K, {dot_q2_K, nullptr, gemm_tile<dot_q2_K>}},
+            {Type::Q3_K, {dot_q3_K, nullptr, gemm_tile<dot_q3_K>}},
             {Type::Q4_K, {dot_q4_K, nullptr, gemm_tile<dot_q4_K>}},
             {Type::Q5_K, {dot_q5_K, nullptr, gemm_tile<dot_q5_K>}},
             {Type::Q6_K, {dot_q6_K, nullptr, gemm_tile<dot_q6_K>}},
