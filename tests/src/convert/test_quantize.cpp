@@ -110,6 +110,66 @@ TEST(TensorTypes, OtherMixesOnLlamaShapes) {
     }
 }
 
+// llama.cpp's Q2_K and Q3_K mixes on the same shapes: Llama 2 7B (no GQA) and, for Q2_K's
+// attn_v, Llama 3 8B's 4 query heads per KV head; Llama 2 70B (80 layers, GQA 8) gives attn_v
+// Q5_K where they ask for Q3_K or Q4_K.
+TEST(TensorTypes, Q2_KAndQ3_KMixesOnLlamaShapes) {
+    const ModelLayout m = model_layout("llama", 32, 32, 32, false);
+    const ModelLayout gqa = model_layout("llama", 32, 32, 8, false);
+    const std::vector<int64_t> square{4096, 4096}, ffn_in{4096, 11008}, ffn_out{11008, 4096};
+    const std::vector<int64_t> vocab{4096, 32000};
+    const FileType q2k = FileType::Q2_K(), q3ks{Type::Q3_K, Mix::S}, q3km{Type::Q3_K, Mix::M},
+                   q3kl{Type::Q3_K, Mix::L};
+    EXPECT_EQ(m.n_gqa, 1);
+    EXPECT_EQ(gqa.n_gqa, 4);
+    for (int64_t l = 0; l < 32; l++) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        EXPECT_EQ(tensor_type(q2k, b + "attn_v.weight", square, m), Type::Q3_K);
+        EXPECT_EQ(tensor_type(q2k, b + "attn_v.weight", {4096, 1024}, gqa), Type::Q4_K);
+        EXPECT_EQ(tensor_type(q2k, b + "ffn_down.weight", ffn_out, m), Type::Q3_K);
+        EXPECT_EQ(tensor_type(q2k, b + "attn_output.weight", square, m), Type::Q3_K);
+        EXPECT_EQ(tensor_type(q3km, b + "attn_v.weight", square, m),
+                  l < 2 ? Type::Q5_K : Type::Q4_K);
+        EXPECT_EQ(tensor_type(q3km, b + "ffn_down.weight", ffn_out, m),
+                  l < 2 ? Type::Q5_K : Type::Q4_K);  // the first sixteenth
+        EXPECT_EQ(tensor_type(q3km, b + "attn_output.weight", square, m), Type::Q4_K);
+        for (const char* t : {"attn_v.weight", "ffn_down.weight", "attn_output.weight"}) {
+            EXPECT_EQ(tensor_type(q3ks, b + t, t[0] == 'f' ? ffn_out : square, m), Type::Q3_K);
+            EXPECT_EQ(tensor_type(q3kl, b + t, t[0] == 'f' ? ffn_out : square, m), Type::Q5_K);
+        }
+        for (FileType ft : {q3ks, q3km, q3kl}) {
+            for (const char* t : {"attn_q.weight", "attn_k.weight", "ffn_gate.weight"}) {
+                EXPECT_EQ(tensor_type(ft, b + t, t[0] == 'f' ? ffn_in : square, m), Type::Q3_K);
+            }
+        }
+        EXPECT_EQ(tensor_type(q2k, b + "attn_q.weight", square, m), Type::Q2_K);
+        EXPECT_EQ(tensor_type(q2k, b + "ffn_up.weight", ffn_in, m), Type::Q2_K);
+    }
+    for (FileType ft : {q2k, q3ks, q3km, q3kl}) {
+        EXPECT_EQ(tensor_type(ft, "output.weight", vocab, m), Type::Q6_K);
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", vocab, m), ft.base);
+    }
+    EXPECT_EQ(tensor_type(q3km, "blk.5.attn_qkv.weight", square, m), Type::Q4_K);
+    EXPECT_EQ(tensor_type(q3kl, "blk.5.attn_qkv.weight", square, m), Type::Q4_K);
+    EXPECT_EQ(tensor_type(q2k, "blk.5.attn_qkv.weight", square, m), Type::Q2_K);
+    // The plain q3_k: every matrix Q3_K.
+    EXPECT_EQ(tensor_type(Type::Q3_K, "output.weight", vocab, m), Type::Q3_K);
+    EXPECT_EQ(tensor_type(Type::Q3_K, "blk.0.attn_v.weight", square, m), Type::Q3_K);
+
+    const ModelLayout l70 = model_layout("llama", 80, 64, 8, false);
+    EXPECT_TRUE(l70.type_70b);
+    EXPECT_FALSE(model_layout("llama", 80, 64, 64, false).type_70b);  // LLaMA 65B
+    EXPECT_TRUE(model_layout("qwen2", 80, 64, 8, false).type_70b);
+    EXPECT_FALSE(model_layout("qwen3", 80, 64, 8, false).type_70b);
+    const std::vector<int64_t> v70{8192, 1024};
+    EXPECT_EQ(tensor_type(q2k, "blk.9.attn_v.weight", v70, l70), Type::Q5_K);
+    EXPECT_EQ(tensor_type(q3ks, "blk.9.attn_v.weight", v70, l70), Type::Q5_K);
+    EXPECT_EQ(tensor_type(q3km, "blk.9.attn_v.weight", v70, l70), Type::Q5_K);
+    EXPECT_EQ(tensor_type(FileType::Q4_K_M(), "blk.9.attn_v.weight", v70, l70), Type::Q6_K);
+    EXPECT_EQ(tensor_type(FileType::Q4_K_M(), "blk.10.attn_v.weight", v70, l70), Type::Q5_K);
+    EXPECT_EQ(tensor_type(q2k, "blk.9.ffn_down.weight", {28672, 8192}, l70), Type::Q3_K);
+}
+
 // Rows that do not split into 256-value super-blocks fall back as in llama.cpp: Q4_K to Q5_0,
 // Q5_K to Q5_1, Q6_K to Q8_0, and what does not split into 32-blocks either to F16
 // (stories260K: 64-wide, FFN 172).
@@ -131,6 +191,15 @@ TEST(TensorTypes, Fallbacks) {
         EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {1536, 576}, m), ft.base);
     }
     EXPECT_EQ(tensor_type(Type::IQ4_XS, "blk.0.attn_q.weight", {64, 64}, m), Type::IQ4_NL);
+    // Q2_K and Q3_K to IQ4_NL; the output matrix to Q8_0 (SmolLM2's 576-wide rows).
+    for (FileType ft : {FileType::Q2_K(), FileType(Type::Q3_K), FileType(Type::Q3_K, Mix::M)}) {
+        EXPECT_EQ(tensor_type(ft, "blk.0.attn_q.weight", {576, 576}, m), Type::IQ4_NL);
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {1536, 576}, m),
+                  ft.mix == Mix::M ? Type::Q4_K : Type::Q3_K);  // layer 0 of 5: 0 >= 5 / 16
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", {576, 49152}, m),
+                  ft.mix == Mix::None ? Type::IQ4_NL : Type::Q8_0);
+    }
     EXPECT_EQ(tensor_type(Type::IQ4_XS, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
     EXPECT_EQ(tensor_type(Type::Q4_0, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
     EXPECT_EQ(tensor_type(Type::F32, "blk.0.ffn_down.weight", {172, 64}, m), Type::F32);
