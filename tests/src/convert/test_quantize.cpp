@@ -255,7 +255,7 @@ protected:
         vocab.to_gguf(w);
         ConvertOptions opts;
         opts.type = type;
-        const ModelLayout layout{kLayers, false};
+        const ModelLayout layout = model_layout("llama", kLayers, kHeads, kKvHeads, false);
         uint32_t seed = 1;
         auto add = [&](const std::string& name, int64_t rows, int64_t cols) {
             add_float_tensor(w, name, rows, cols, opts, layout,
@@ -315,7 +315,8 @@ TEST_F(KQuantModel, Q4_K_MTypesInTheFile) {
 // The k-quant models load and run: logits near the F32 model's, prefill equal to decode steps
 // and the same bits for any thread count. A random 2-layer model multiplies the weights'
 // relative error about fourfold into its logits, whatever the type; measured (RMS logit error
-// over RMS logit): Q8_0 0.026, Q6_K 0.075, Q4_K_M 0.231, Q4_K 0.249, Q4_0 0.315.
+// over RMS logit): Q8_0 0.026, Q6_K 0.075, Q4_K_M 0.231, Q4_K 0.249, Q4_0 0.315, Q3_K_M 0.382,
+// Q3_K 0.557, Q2_K 0.727.
 TEST_F(KQuantModel, ForwardPass) {
     test::TempDir dir;
     auto f32 = Model::load(write(dir, Type::F32));
@@ -338,7 +339,8 @@ TEST_F(KQuantModel, ForwardPass) {
          {Case{Type::Q8_0, 0.04}, Case{Type::Q6_K, 0.11}, Case{FileType::Q4_K_M(), 0.32},
           Case{Type::Q4_K, 0.35}, Case{Type::Q4_0, 0.45}, Case{{Type::Q5_K, Mix::M}, 0.25},
           Case{{Type::Q4_K, Mix::S}, 0.35}, Case{Type::Q5_0, 0.25}, Case{Type::Q5_1, 0.25},
-          Case{Type::Q4_1, 0.4}, Case{Type::IQ4_NL, 0.4}, Case{Type::IQ4_XS, 0.4}}) {
+          Case{Type::Q4_1, 0.4}, Case{Type::IQ4_NL, 0.4}, Case{Type::IQ4_XS, 0.4},
+          Case{Type::Q3_K, 0.65}, Case{{Type::Q3_K, Mix::M}, 0.45}, Case{FileType::Q2_K(), 0.85}}) {
         auto m = Model::load(write(dir, c.type));
         const std::string name = file_type_name(c.type);
         Session s(*m, params(2));
@@ -365,22 +367,26 @@ TEST_F(KQuantModel, ForwardPass) {
 }
 
 // Re-quantizing an F32 GGUF gives what converting to the same file type directly gives.
+// (The GGUF input's layout, head counts included, is read from its keys and tensors.)
 TEST_F(KQuantModel, RequantizeEqualsDirectConversion) {
     test::TempDir dir;
-    const std::string f32 = write(dir, Type::F32), direct = write(dir, FileType::Q4_K_M());
-    ConvertOptions opts;
-    opts.type = FileType::Q4_K_M();
-    const std::string requantized = dir.path("requantized.gguf");
-    requantize_gguf(f32, requantized, opts);
-    const auto a = GGUFFile::open(requantized), b = GGUFFile::open(direct);
-    EXPECT_EQ(a->get_int("general.file_type"), 15);
-    ASSERT_EQ(a->tensors().size(), b->tensors().size());
-    for (const GGUFTensorInfo& t : a->tensors()) {
-        const GGUFTensorInfo* u = b->find_tensor(t.name);
-        ASSERT_NE(u, nullptr) << t.name;
-        EXPECT_EQ(t.type, u->type) << t.name;
-        ASSERT_EQ(t.nbytes, u->nbytes) << t.name;
-        EXPECT_EQ(std::memcmp(t.data, u->data, t.nbytes), 0) << t.name;
+    const std::string f32 = write(dir, Type::F32);
+    for (const auto& [type, id] : {std::pair{FileType::Q4_K_M(), 15}, {FileType::Q2_K(), 10}}) {
+        const std::string direct = write(dir, type);
+        ConvertOptions opts;
+        opts.type = type;
+        const std::string requantized = dir.path("requantized.gguf");
+        requantize_gguf(f32, requantized, opts);
+        const auto a = GGUFFile::open(requantized), b = GGUFFile::open(direct);
+        EXPECT_EQ(a->get_int("general.file_type"), id);
+        ASSERT_EQ(a->tensors().size(), b->tensors().size());
+        for (const GGUFTensorInfo& t : a->tensors()) {
+            const GGUFTensorInfo* u = b->find_tensor(t.name);
+            ASSERT_NE(u, nullptr) << t.name;
+            EXPECT_EQ(t.type, u->type) << t.name;
+            ASSERT_EQ(t.nbytes, u->nbytes) << t.name;
+            EXPECT_EQ(std::memcmp(t.data, u->data, t.nbytes), 0) << t.name;
+        }
     }
 }
 
