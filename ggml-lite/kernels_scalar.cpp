@@ -95,7 +95,7 @@ int level(const block_q4_K& b, int j, int l) {
 int level(const block_q5_K& b, int j, int l) {
     return ((b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0f) | (((b.qh[l] >> j) & 1) << 4);
 }
-// Their 6-bit scales and mins of 32 values, packed alike.
+// Q4_K's and Q5_K's 6-bit scales and mins of 32 values, packed alike.
 template <class Block>
 void packed_scale_min(const Block& b, int j, int* sc, int* m) {
     uint8_t s, n;
@@ -116,11 +116,15 @@ constexpr int sub_size(const block_q5_K&) {
     return 32;
 }
 
-// Q2_K: value 128h + 32k + l of the super-block in bits 2k, 2k + 1 of qs byte 32h + l; 16
-// values per sub-block, whose scale and min are the two nibbles of one byte.
+// Q2_K's levels and Q3_K's low 2 bits: value 128h + 32k + l of the super-block in bits 2k,
+// 2k + 1 of qs byte 32h + l.
+int two_bit(const uint8_t* qs, int e) {
+    return (qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+}
+
+// Q2_K: 16 values per sub-block, whose scale and min are the two nibbles of one byte.
 int level(const block_q2_K& b, int j, int l) {
-    const int e = 16 * j + l;
-    return (b.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+    return two_bit(b.qs, 16 * j + l);
 }
 void scale_min(const block_q2_K& b, int j, int* sc, int* m) {
     *sc = b.scales[j] & 0x0f;
@@ -170,12 +174,10 @@ int sub_scale(const block_q6_K& b, int k) {
 constexpr int sub_size(const block_q6_K&) {
     return 16;
 }
-// Q3_K: value e's low 2 bits as Q2_K's, its third bit in hmask (bit e / 32 of byte e % 32);
-// levels q - 4, 16 values per scale.
+// Q3_K: value e's third bit in hmask (bit e / 32 of byte e % 32); levels q - 4, 16 values per
+// scale.
 int level(const block_q3_K& b, int e) {
-    const int low = (b.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
-    const int high = (b.hmask[e % 32] >> (e / 32)) & 1;
-    return low + 4 * high - 4;
+    return two_bit(b.qs, e) + 4 * ((b.hmask[e % 32] >> (e / 32)) & 1) - 4;
 }
 int sub_scale(const block_q3_K& b, int k) {
     return q3_K_scale(b, k);
