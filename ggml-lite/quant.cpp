@@ -255,11 +255,12 @@ constexpr float kGroupMaxEps = 1e-15f;
 
 // Levels L[i] in [0, nmax], a scale and a min with x[i] ~ scale * L[i] - min, chosen to minimise
 // sum weights[i] * error^2, or sum weights[i] * |error| with use_mad (ggml's make_qkx2_quants:
-// Q4_K and Q5_K square, Q2_K takes absolute errors). It starts from the
-// full range [min(x, 0), max(x)], then tries nstep + 1 level spacings that put nmax + rmin +
-// rdelta * is levels across that range; for each rounding it solves the weighted least-squares
-// scale and min, and keeps the best. The min is never positive (it is subtracted, so the
-// levels need not reach 0); *the_min gets its negation. Laux: n bytes of scratch.
+// Q4_K and Q5_K square the errors, Q2_K takes them absolute). It starts from the full range
+// [min(x, 0), max(x)], then tries nstep + 1 level spacings that put nmax + rmin + rdelta * is
+// levels across that range; for each rounding it solves the weighted least-squares scale and
+// min (least squares even with use_mad, as ggml), and keeps the best. The min is never positive (it
+// is subtracted, so the levels need not reach 0); *the_min gets its negation. Laux: n bytes of
+// scratch.
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
                        float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
                        bool use_mad) {
