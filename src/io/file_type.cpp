@@ -88,4 +88,11 @@ uint32_t gguf_file_type(FileType ft) {
     throw std::invalid_argument("gguf_file_type: no GGUF file type for " + file_type_name(ft));
 }
 
+std::optional<FileType> file_type_from_gguf(uint32_t id) {
+    for (const FileTypeRow& row : file_type_rows()) {
+        if (row.gguf_id == id) return row.ft;
+    }
+    return std::nullopt;
+}
+
 }  // namespace lila

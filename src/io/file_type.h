@@ -42,5 +42,8 @@ std::string file_type_names();
 
 // llama.cpp's general.file_type (LLAMA_FTYPE_MOSTLY_*) for a file of this type.
 uint32_t gguf_file_type(FileType ft);
+// The file type of a general.file_type id (the single type where it shares its id with an _S
+// mix: 14 is q4_k); nullopt for an id --type has no name for.
+std::optional<FileType> file_type_from_gguf(uint32_t id);
 
 }  // namespace lila

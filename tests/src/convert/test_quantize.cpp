@@ -312,6 +312,19 @@ TEST_F(KQuantModel, Q4_K_MTypesInTheFile) {
     EXPECT_EQ(type_of("blk.1.ffn_norm.weight"), Type::F32);
 }
 
+// A mix is named by its file type where its base type has most of the bytes (lila info, bench,
+// the load line); Q4_K_S shares its id with the single type q4_k, and is named so.
+TEST_F(KQuantModel, MixesNamedByFileType) {
+    test::TempDir dir;
+    for (const auto& [type, name] : {std::pair{FileType(Type::Q3_K, Mix::M), "q3_k_m"},
+                                     {FileType(Type::Q3_K, Mix::L), "q3_k_l"},
+                                     {FileType(Type::Q5_K, Mix::M), "q5_k_m"},
+                                     {FileType::Q2_K(), "q2_k"},
+                                     {FileType(Type::Q4_K, Mix::S), "q4_k"}}) {
+        EXPECT_EQ(Model::load(write(dir, type))->type_summary(), name) << name;
+    }
+}
+
 // The k-quant models load and run: logits near the F32 model's, prefill equal to decode steps
 // and the same bits for any thread count. A random 2-layer model multiplies the weights'
 // relative error about fourfold into its logits, whatever the type; measured (RMS logit error

@@ -43,6 +43,19 @@ TEST(FileTypes, NamesAndGgufIds) {
     }
 }
 
+// An id read back names the single type where it is shared with an _S mix.
+TEST(FileTypes, FromGgufId) {
+    EXPECT_EQ(file_type_from_gguf(15), FileType::Q4_K_M());
+    EXPECT_EQ(file_type_from_gguf(14), FileType(Type::Q4_K));
+    EXPECT_EQ(file_type_from_gguf(11), FileType(Type::Q3_K));
+    EXPECT_EQ(file_type_from_gguf(12), FileType(Type::Q3_K, Mix::M));
+    EXPECT_EQ(file_type_from_gguf(13), FileType(Type::Q3_K, Mix::L));
+    EXPECT_EQ(file_type_from_gguf(10), FileType::Q2_K());
+    EXPECT_EQ(file_type_from_gguf(2), FileType(Type::Q4_0));
+    EXPECT_FALSE(file_type_from_gguf(21).has_value());  // Q2_K_S
+    EXPECT_FALSE(file_type_from_gguf(1000).has_value());
+}
+
 TEST(FileTypes, EveryListedNameRoundTrips) {
     std::string names = file_type_names();
     for (size_t start = 0; start < names.size();) {
