@@ -117,14 +117,16 @@ constexpr int sub_size(const block_q5_K&) {
 }
 
 // Q2_K's levels and Q3_K's low 2 bits: value 128h + 32k + l of the super-block in bits 2k,
-// 2k + 1 of qs byte 32h + l.
-int two_bit(const uint8_t* qs, int e) {
-    return (qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+// 2k + 1 of qs byte 32h + l; so value l of 16-value sub-block j in byte
+// 32 (j / 8) + 16 (j % 2) + l, bits 2 (j % 8 / 2) on (written so, a sub-block's loop is
+// contiguous bytes under one shift, which the compiler vectorizes).
+int two_bit(const uint8_t* qs, int j, int l) {
+    return (qs[32 * (j / 8) + 16 * (j % 2) + l] >> (2 * (j % 8 / 2))) & 3;
 }
 
 // Q2_K: 16 values per sub-block, whose scale and min are the two nibbles of one byte.
 int level(const block_q2_K& b, int j, int l) {
-    return two_bit(b.qs, 16 * j + l);
+    return two_bit(b.qs, j, l);
 }
 void scale_min(const block_q2_K& b, int j, int* sc, int* m) {
     *sc = b.scales[j] & 0x0f;
@@ -160,10 +162,10 @@ float dot_k_min(int64_t n, const void* w, const void* x) {
     return sum;
 }
 
-// Q6_K: value e = 128h + r of the super-block, its low 4 bits in ql, its top 2 in qh; levels
-// q - 32, 16 values per scale.
-int level(const block_q6_K& b, int e) {
-    const int h = e / 128, r = e % 128;
+// Q6_K: value l of sub-block k is value e = 16k + l = 128h + r of the super-block, its low 4
+// bits in ql, its top 2 in qh; levels q - 32, 16 values per scale.
+int level(const block_q6_K& b, int k, int l) {
+    const int e = 16 * k + l, h = e / 128, r = e % 128;
     const int lo = (b.ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0f;
     const int hi = (b.qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
     return (lo | (hi << 4)) - 32;
@@ -174,10 +176,10 @@ int sub_scale(const block_q6_K& b, int k) {
 constexpr int sub_size(const block_q6_K&) {
     return 16;
 }
-// Q3_K: value e's third bit in hmask (bit e / 32 of byte e % 32); levels q - 4, 16 values per
-// scale.
-int level(const block_q3_K& b, int e) {
-    return two_bit(b.qs, e) + 4 * ((b.hmask[e % 32] >> (e / 32)) & 1) - 4;
+// Q3_K: value e's third bit in hmask, bit e / 32 of byte e % 32 (for value l of sub-block k:
+// bit k / 2 of byte 16 (k % 2) + l); levels q - 4, 16 values per scale.
+int level(const block_q3_K& b, int k, int l) {
+    return two_bit(b.qs, k, l) + 4 * ((b.hmask[16 * (k % 2) + l] >> (k / 2)) & 1) - 4;
 }
 int sub_scale(const block_q3_K& b, int k) {
     return q3_K_scale(b, k);
@@ -185,9 +187,9 @@ int sub_scale(const block_q3_K& b, int k) {
 constexpr int sub_size(const block_q3_K&) {
     return 16;
 }
-// IQ4_XS: the table's values, 32 per scale.
-int level(const block_iq4_xs& b, int e) {
-    return kvalues_iq4nl[nibble(b.qs + 16 * (e / 32), e % 32)];
+// IQ4_XS: the table's values, 32 per scale, each block of 32 packed as IQ4_NL's.
+int level(const block_iq4_xs& b, int k, int l) {
+    return kvalues_iq4nl[nibble(b.qs + 16 * k, l)];
 }
 int sub_scale(const block_iq4_xs& b, int k) {
     return iq4_xs_scale(b, k);
@@ -207,7 +209,7 @@ float dot_k_scaled(int64_t n, const void* w, const void* x) {
         int32_t isum = 0;
         for (int k = 0; k < QK_K / sub; k++) {
             int32_t dot = 0;
-            for (int l = 0; l < sub; l++) dot += level(a[i], sub * k + l) * b[i].qs[sub * k + l];
+            for (int l = 0; l < sub; l++) dot += level(a[i], k, l) * b[i].qs[sub * k + l];
             isum += sub_scale(a[i], k) * dot;
         }
         sum += fp16_to_fp32(a[i].d) * b[i].d * static_cast<float>(isum);
