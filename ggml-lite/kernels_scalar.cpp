@@ -95,24 +95,65 @@ int level(const block_q4_K& b, int j, int l) {
 int level(const block_q5_K& b, int j, int l) {
     return ((b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0f) | (((b.qh[l] >> j) & 1) << 4);
 }
+// Q4_K's and Q5_K's 6-bit scales and mins of 32 values, packed alike.
+template <class Block>
+void packed_scale_min(const Block& b, int j, int* sc, int* m) {
+    uint8_t s, n;
+    get_scale_min_k4(j, b.scales, &s, &n);
+    *sc = s;
+    *m = n;
+}
+void scale_min(const block_q4_K& b, int j, int* sc, int* m) {
+    packed_scale_min(b, j, sc, m);
+}
+void scale_min(const block_q5_K& b, int j, int* sc, int* m) {
+    packed_scale_min(b, j, sc, m);
+}
+constexpr int sub_size(const block_q4_K&) {
+    return 32;
+}
+constexpr int sub_size(const block_q5_K&) {
+    return 32;
+}
+
+// Q2_K's levels and Q3_K's low 2 bits: value 128h + 32k + l of the super-block in bits 2k,
+// 2k + 1 of qs byte 32h + l; so value l of 16-value sub-block j in byte
+// 32 (j / 8) + 16 (j % 2) + l, bits 2 (j % 8 / 2) on (written so, a sub-block's loop is
+// contiguous bytes under one shift, which the compiler vectorizes).
+int two_bit(const uint8_t* qs, int j, int l) {
+    return (qs[32 * (j / 8) + 16 * (j % 2) + l] >> (2 * (j % 8 / 2))) & 3;
+}
+
+// Q2_K: 16 values per sub-block, whose scale and min are the two nibbles of one byte.
+int level(const block_q2_K& b, int j, int l) {
+    return two_bit(b.qs, j, l);
+}
+void scale_min(const block_q2_K& b, int j, int* sc, int* m) {
+    *sc = b.scales[j] & 0x0f;
+    *m = b.scales[j] >> 4;
+}
+constexpr int sub_size(const block_q2_K&) {
+    return 16;
+}
 
 // Super-blocks with scales and mins: sum_j d sc_j sum(q x) - dmin m_j sum(x), the x sums being
-// Q8_K's bsums. Both parts are exact integer sums; only the scales are float.
+// Q8_K's bsums (one per 16 values). Both parts are exact integer sums; only the scales are float.
 template <class Block>
 float dot_k_min(int64_t n, const void* w, const void* x) {
     const auto* a = static_cast<const Block*>(w);
     const auto* b = static_cast<const block_q8_K*>(x);
+    constexpr int sub = sub_size(Block{});
     float sum = 0.0f;
     for (int64_t i = 0; i < n / QK_K; i++) {
         int32_t isum = 0;
         int32_t imin = 0;
-        for (int j = 0; j < QK_K / 32; j++) {
-            uint8_t sc, m;
-            get_scale_min_k4(j, a[i].scales, &sc, &m);
+        for (int j = 0; j < QK_K / sub; j++) {
+            int sc, m;
+            scale_min(a[i], j, &sc, &m);
             int32_t dot = 0;
-            for (int l = 0; l < 32; l++) dot += level(a[i], j, l) * b[i].qs[32 * j + l];
+            for (int l = 0; l < sub; l++) dot += level(a[i], j, l) * b[i].qs[sub * j + l];
             isum += sc * dot;
-            imin += m * (b[i].bsums[2 * j] + b[i].bsums[2 * j + 1]);
+            for (int k = j * sub / 16; k < (j + 1) * sub / 16; k++) imin += m * b[i].bsums[k];
         }
         const float d = fp16_to_fp32(a[i].d) * b[i].d;
         const float dmin = fp16_to_fp32(a[i].dmin) * b[i].d;
@@ -121,10 +162,10 @@ float dot_k_min(int64_t n, const void* w, const void* x) {
     return sum;
 }
 
-// Q6_K: value e = 128h + r of the super-block, its low 4 bits in ql, its top 2 in qh; levels
-// q - 32, 16 values per scale.
-int level(const block_q6_K& b, int e) {
-    const int h = e / 128, r = e % 128;
+// Q6_K: value l of sub-block k is value e = 16k + l = 128h + r of the super-block, its low 4
+// bits in ql, its top 2 in qh; levels q - 32, 16 values per scale.
+int level(const block_q6_K& b, int k, int l) {
+    const int e = 16 * k + l, h = e / 128, r = e % 128;
     const int lo = (b.ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0f;
     const int hi = (b.qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
     return (lo | (hi << 4)) - 32;
@@ -135,9 +176,20 @@ int sub_scale(const block_q6_K& b, int k) {
 constexpr int sub_size(const block_q6_K&) {
     return 16;
 }
-// IQ4_XS: the table's values, 32 per scale.
-int level(const block_iq4_xs& b, int e) {
-    return kvalues_iq4nl[nibble(b.qs + 16 * (e / 32), e % 32)];
+// Q3_K: value e's third bit in hmask, bit e / 32 of byte e % 32 (for value l of sub-block k:
+// bit k / 2 of byte 16 (k % 2) + l); levels q - 4, 16 values per scale.
+int level(const block_q3_K& b, int k, int l) {
+    return two_bit(b.qs, k, l) + 4 * ((b.hmask[16 * (k % 2) + l] >> (k / 2)) & 1) - 4;
+}
+int sub_scale(const block_q3_K& b, int k) {
+    return q3_K_scale(b, k);
+}
+constexpr int sub_size(const block_q3_K&) {
+    return 16;
+}
+// IQ4_XS: the table's values, 32 per scale, each block of 32 packed as IQ4_NL's.
+int level(const block_iq4_xs& b, int k, int l) {
+    return kvalues_iq4nl[nibble(b.qs + 16 * k, l)];
 }
 int sub_scale(const block_iq4_xs& b, int k) {
     return iq4_xs_scale(b, k);
@@ -157,7 +209,7 @@ float dot_k_scaled(int64_t n, const void* w, const void* x) {
         int32_t isum = 0;
         for (int k = 0; k < QK_K / sub; k++) {
             int32_t dot = 0;
-            for (int l = 0; l < sub; l++) dot += level(a[i], sub * k + l) * b[i].qs[sub * k + l];
+            for (int l = 0; l < sub; l++) dot += level(a[i], k, l) * b[i].qs[sub * k + l];
             isum += sub_scale(a[i], k) * dot;
         }
         sum += fp16_to_fp32(a[i].d) * b[i].d * static_cast<float>(isum);
@@ -172,6 +224,8 @@ constexpr auto dot_q4_1 = dot_block32<block_q4_1, block_q8_1>;
 constexpr auto dot_q5_0 = dot_block32<block_q5_0, block_q8_0>;
 constexpr auto dot_q5_1 = dot_block32<block_q5_1, block_q8_1>;
 constexpr auto dot_iq4_nl = dot_block32<block_iq4_nl, block_q8_0>;
+constexpr auto dot_q2_K = dot_k_min<block_q2_K>;
+constexpr auto dot_q3_K = dot_k_scaled<block_q3_K>;
 constexpr auto dot_q4_K = dot_k_min<block_q4_K>;
 constexpr auto dot_q5_K = dot_k_min<block_q5_K>;
 constexpr auto dot_q6_K = dot_k_scaled<block_q6_K>;
@@ -418,6 +472,8 @@ const Kernels& kernels_scalar() {
             {Type::Q5_1, {dot_q5_1, nullptr, gemm_tile<dot_q5_1>}},
             {Type::IQ4_NL, {dot_iq4_nl, nullptr, gemm_tile<dot_iq4_nl>}},
             {Type::Q8_1, {nullptr, from_float(Type::Q8_1), nullptr}},
+            {Type::Q2_K, {dot_q2_K, nullptr, gemm_tile<dot_q2_K>}},
+            {Type::Q3_K, {dot_q3_K, nullptr, gemm_tile<dot_q3_K>}},
             {Type::Q4_K, {dot_q4_K, nullptr, gemm_tile<dot_q4_K>}},
             {Type::Q5_K, {dot_q5_K, nullptr, gemm_tile<dot_q5_K>}},
             {Type::Q6_K, {dot_q6_K, nullptr, gemm_tile<dot_q6_K>}},

@@ -254,13 +254,17 @@ int nearest_int(float f) {
 constexpr float kGroupMaxEps = 1e-15f;
 
 // Levels L[i] in [0, nmax], a scale and a min with x[i] ~ scale * L[i] - min, chosen to minimise
-// sum weights[i] * error^2 (ggml's make_qkx2_quants, squared-error variant). It starts from the
-// full range [min(x, 0), max(x)], then tries nstep + 1 level spacings that put nmax + rmin +
-// rdelta * is levels across that range; for each rounding it solves the weighted least-squares
-// scale and min, and keeps the best. The min is never positive (it is subtracted, so the
-// levels need not reach 0); *the_min gets its negation. Laux: n bytes of scratch.
+// sum weights[i] * error^2, or sum weights[i] * |error| with use_mad (ggml's make_qkx2_quants:
+// Q4_K and Q5_K square the errors, Q2_K takes them absolute). It starts from the full range
+// [min(x, 0), max(x)], then tries nstep + 1 level spacings that put nmax + rmin + rdelta * is
+// levels across that range; for each rounding it solves the weighted least-squares scale and
+// min (least squares even with use_mad, as ggml), and keeps the best. The min is never positive (it
+// is subtracted, so the levels need not reach 0); *the_min gets its negation. Laux: n bytes of
+// scratch.
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
-                       float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep) {
+                       float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
+                       bool use_mad) {
+    const auto cost = [use_mad](float diff) { return use_mad ? std::fabs(diff) : diff * diff; };
     float min = x[0];
     float max = x[0];
     float sum_w = weights[0];
@@ -284,8 +288,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
     for (int i = 0; i < n; i++) {
         const int l = nearest_int(iscale * (x[i] - min));
         L[i] = static_cast<uint8_t>(std::max(0, std::min(nmax, l)));
-        const float diff = scale * L[i] + min - x[i];
-        best_error += weights[i] * (diff * diff);
+        best_error += weights[i] * cost(scale * L[i] + min - x[i]);
     }
     for (int is = 0; is <= nstep; is++) {
         iscale = (rmin + rdelta * is + nmax) / (max - min);
@@ -308,8 +311,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
             }
             float error = 0;
             for (int i = 0; i < n; i++) {
-                const float diff = this_scale * Laux[i] + this_min - x[i];
-                error += weights[i] * (diff * diff);
+                error += weights[i] * cost(this_scale * Laux[i] + this_min - x[i]);
             }
             if (error < best_error) {
                 std::memcpy(L, Laux, static_cast<size_t>(n));
@@ -409,8 +411,8 @@ void quantize_scales_mins(const float* x, int nmax, float rmin, int nstep, uint8
         for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
         const float av_x = std::sqrt(sum_x2 / 32);
         for (int l = 0; l < 32; l++) weights[l] = av_x + std::fabs(xs[l]);
-        scales[j] =
-            make_qkx2_quants(32, nmax, xs, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep);
+        scales[j] = make_qkx2_quants(32, nmax, xs, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f,
+                                     nstep, false);
         max_scale = std::max(max_scale, scales[j]);
         max_min = std::max(max_min, mins[j]);
     }
@@ -617,6 +619,222 @@ void dequantize_row_q5_K(const block_q5_K* x, float* y, int64_t n) {
             for (int l = 0; l < 32; l++) {
                 const int level = ((q[l] >> shift) & 0x0f) | (((x[b].qh[l] >> j) & 1) << 4);
                 y[l] = dl * level - ml;
+            }
+        }
+    }
+}
+
+// ---- Q2_K and Q3_K: 16 sub-blocks of 16 values ----------------------------------------------
+
+namespace {
+
+// Value 128h + 32k + l (h < 2, k < 4, l < 32) of levels L in [0, 3] goes to bits 2k, 2k + 1 of
+// byte 32h + l, as ggml packs Q2_K's and Q3_K's low 2 bits.
+void pack_2bit(const uint8_t* L, uint8_t* qs) {
+    for (int h = 0; h < QK_K / 128; h++) {
+        for (int l = 0; l < 32; l++) {
+            const uint8_t* Lh = L + 128 * h;
+            qs[32 * h + l] = static_cast<uint8_t>(Lh[l] | (Lh[l + 32] << 2) | (Lh[l + 64] << 4) |
+                                                  (Lh[l + 96] << 6));
+        }
+    }
+}
+
+// Value e's 2 low bits, as pack_2bit stores them.
+int low_2bit(const uint8_t* qs, int e) {
+    return (qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+}
+
+// Signed levels L[i] - nmax in [-nmax, nmax - 1] and a scale with x[i] ~ scale * (L[i] - nmax)
+// (ggml's make_q3_quants with do_rmse, the only way quantize_row_q3_K_ref calls it): the value
+// of largest magnitude maps to -nmax, then up to 5 passes move single levels to the one that
+// x[i] would take under the least-squares scale of the others, keeping each move that explains
+// more of the x^2-weighted energy (sumlx^2 / suml2).
+float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
+    float max = 0;
+    float amax = 0;
+    for (int i = 0; i < n; i++) {
+        const float ax = std::fabs(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    if (amax < kGroupMaxEps) {
+        for (int i = 0; i < n; i++) L[i] = 0;
+        return 0.0f;
+    }
+    const float iscale = -nmax / max;
+    float sumlx = 0;
+    float suml2 = 0;
+    for (int i = 0; i < n; i++) {
+        const int l = std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i])));
+        L[i] = static_cast<int8_t>(l);
+        const float w = x[i] * x[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    for (int itry = 0; itry < 5; itry++) {
+        int n_changed = 0;
+        for (int i = 0; i < n; i++) {
+            const float w = x[i] * x[i];
+            float slx = sumlx - w * x[i] * L[i];
+            if (slx > 0) {
+                float sl2 = suml2 - w * L[i] * L[i];
+                const int new_l =
+                    std::max(-nmax, std::min(nmax - 1, nearest_int(x[i] * sl2 / slx)));
+                if (new_l != L[i]) {
+                    slx += w * x[i] * new_l;
+                    sl2 += w * new_l * new_l;
+                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = static_cast<int8_t>(new_l);
+                        sumlx = slx;
+                        suml2 = sl2;
+                        n_changed++;
+                    }
+                }
+            }
+        }
+        if (!n_changed) break;
+    }
+    for (int i = 0; i < n; i++) L[i] = static_cast<int8_t>(L[i] + nmax);
+    return sumlx / suml2;
+}
+
+}  // namespace
+
+void quantize_row_q2_K_ref(const float* x, block_q2_K* y, int64_t n) {
+    constexpr float q4scale = 15.0f;
+    uint8_t L[QK_K];
+    uint8_t Laux[16];
+    float weights[16];
+    float mins[QK_K / 16];
+    float scales[QK_K / 16];
+    for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        block_q2_K& out = y[b];
+        // Each sub-block's scale and min, absolute errors weighted by |x|.
+        float max_scale = 0;
+        float max_min = 0;
+        for (int j = 0; j < QK_K / 16; j++) {
+            for (int l = 0; l < 16; l++) weights[l] = std::fabs(x[16 * j + l]);
+            scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux,
+                                         -0.5f, 0.1f, 15, true);
+            if (scales[j] > max_scale) max_scale = scales[j];
+            if (mins[j] > max_min) max_min = mins[j];
+        }
+
+        // Scales and mins in 4 bits against the block's largest of each. Through uint8_t as in
+        // ggml, unclamped: the levels are in [0, 15] unless a search returned a negative scale.
+        if (max_scale > 0) {
+            const float iscale = q4scale / max_scale;
+            for (int j = 0; j < QK_K / 16; j++)
+                out.scales[j] = static_cast<uint8_t>(nearest_int(iscale * scales[j]));
+            out.d = fp32_to_fp16(max_scale / q4scale);
+        } else {
+            std::memset(out.scales, 0, sizeof out.scales);
+            out.d = fp32_to_fp16(0.0f);
+        }
+        if (max_min > 0) {
+            const float iscale = q4scale / max_min;
+            for (int j = 0; j < QK_K / 16; j++)
+                out.scales[j] |= static_cast<uint8_t>(nearest_int(iscale * mins[j]) << 4);
+            out.dmin = fp32_to_fp16(max_min / q4scale);
+        } else {
+            out.dmin = fp32_to_fp16(0.0f);
+        }
+
+        // Levels again against the scales as stored (a zero scale keeps its search's levels).
+        for (int j = 0; j < QK_K / 16; j++) {
+            const float d = fp16_to_fp32(out.d) * (out.scales[j] & 0x0f);
+            if (!d) continue;
+            const float dm = fp16_to_fp32(out.dmin) * (out.scales[j] >> 4);
+            for (int l = 0; l < 16; l++) {
+                const int q = nearest_int((x[16 * j + l] + dm) / d);
+                L[16 * j + l] = static_cast<uint8_t>(std::max(0, std::min(3, q)));
+            }
+        }
+        pack_2bit(L, out.qs);
+    }
+}
+
+void dequantize_row_q2_K(const block_q2_K* x, float* y, int64_t n) {
+    for (int64_t b = 0; b < n / QK_K; b++) {
+        const float d = fp16_to_fp32(x[b].d);
+        const float min = fp16_to_fp32(x[b].dmin);
+        for (int k = 0; k < QK_K / 16; k++, y += 16) {
+            const float dl = d * (x[b].scales[k] & 0x0f);
+            const float ml = min * (x[b].scales[k] >> 4);
+            for (int l = 0; l < 16; l++) y[l] = dl * low_2bit(x[b].qs, 16 * k + l) - ml;
+        }
+    }
+}
+
+int q3_K_scale(const block_q3_K& x, int k) {
+    const int lo = (x.scales[k % 8] >> (4 * (k / 8))) & 0x0f;
+    const int hi = (x.scales[8 + k % 4] >> (2 * (k / 4))) & 3;
+    return (lo | (hi << 4)) - 32;
+}
+
+void quantize_row_q3_K_ref(const float* x, block_q3_K* y, int64_t n) {
+    int8_t L[QK_K];
+    float scales[QK_K / 16];
+    for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
+        block_q3_K& out = y[b];
+        float max_scale = 0;
+        float amax = 0;
+        for (int k = 0; k < QK_K / 16; k++) {
+            scales[k] = make_q3_quants(16, 4, x + 16 * k, L + 16 * k);
+            if (std::fabs(scales[k]) > amax) {
+                amax = std::fabs(scales[k]);
+                max_scale = scales[k];
+            }
+        }
+
+        // Scales in 6 signed bits: the largest in magnitude maps to -32.
+        std::memset(out.scales, 0, sizeof out.scales);
+        if (max_scale != 0) {
+            const float iscale = -32.0f / max_scale;
+            for (int k = 0; k < QK_K / 16; k++) {
+                const int8_t l = static_cast<int8_t>(nearest_int(iscale * scales[k]));
+                const int u = std::max<int>(-32, std::min<int>(31, l)) + 32;
+                out.scales[k % 8] |= static_cast<uint8_t>((u & 0x0f) << (4 * (k / 8)));
+                out.scales[8 + k % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (k / 4)));
+            }
+            out.d = fp32_to_fp16(1 / iscale);
+        } else {
+            out.d = fp32_to_fp16(0.0f);
+        }
+
+        // Levels again against the scales as stored (a zero scale keeps its search's levels).
+        for (int k = 0; k < QK_K / 16; k++) {
+            const float d = fp16_to_fp32(out.d) * q3_K_scale(out, k);
+            if (!d) continue;
+            for (int l = 0; l < 16; l++) {
+                const int q = nearest_int(x[16 * k + l] / d);
+                L[16 * k + l] = static_cast<int8_t>(std::max(-4, std::min(3, q)) + 4);
+            }
+        }
+
+        // The third bit of value 32k + l in hmask byte l, bit k; the low 2 bits as Q2_K's.
+        uint8_t low[QK_K];
+        std::memset(out.hmask, 0, sizeof out.hmask);
+        for (int e = 0; e < QK_K; e++) {
+            out.hmask[e % 32] |= static_cast<uint8_t>((L[e] >> 2) << (e / 32));
+            low[e] = static_cast<uint8_t>(L[e] & 3);
+        }
+        pack_2bit(low, out.qs);
+    }
+}
+
+void dequantize_row_q3_K(const block_q3_K* x, float* y, int64_t n) {
+    for (int64_t b = 0; b < n / QK_K; b++) {
+        const float d = fp16_to_fp32(x[b].d);
+        for (int k = 0; k < QK_K / 16; k++, y += 16) {
+            const float dl = d * q3_K_scale(x[b], k);
+            for (int l = 0; l < 16; l++) {
+                const int e = 16 * k + l;
+                const int high = (x[b].hmask[e % 32] >> (e / 32)) & 1;
+                y[l] = dl * (low_2bit(x[b].qs, e) + 4 * high - 4);
             }
         }
     }

@@ -72,6 +72,27 @@ inline constexpr int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22
 constexpr int QK_K = 256;
 constexpr int K_SCALE_SIZE = 12;
 
+// 2.625 bits per value: 16 sub-blocks of 16 values, each with a 4-bit scale sc and a 4-bit min
+// m; value = d * sc * q - dmin * m, q in [0, 3].
+struct block_q2_K {
+    uint8_t scales[QK_K / 16];  // byte k: sub-block k's sc in the low nibble, m in the high
+    uint8_t qs[QK_K / 4];       // byte 32h + l, bits 2k, 2k + 1: value 128h + 32k + l (h < 2)
+    fp16_t d;                   // scale of the sub-block scales
+    fp16_t dmin;                // scale of the sub-block mins
+};
+static_assert(sizeof(block_q2_K) == 84);
+
+// 3.4375 bits per value: 16 sub-blocks of 16 values, each with a 6-bit signed scale sc;
+// value = d * sc * (q - 4), q in [0, 7]. The low 2 bits of q are packed as Q2_K's qs; hmask
+// byte l holds the third bit of value 32k + l in bit k (k < 8).
+struct block_q3_K {
+    uint8_t hmask[QK_K / 8];
+    uint8_t qs[QK_K / 4];
+    uint8_t scales[12];  // the 16 scales + 32, 6 bits each: q3_K_scale()
+    fp16_t d;
+};
+static_assert(sizeof(block_q3_K) == 110);
+
 // 4.5 bits per value: 8 sub-blocks of 32 values, each with a 6-bit scale sc and a 6-bit min m;
 // value = d * sc * q - dmin * m, q in [0, 15].
 struct block_q4_K {
@@ -147,8 +168,16 @@ void dequantize_row_q8_1(const block_q8_1* x, float* y, int64_t n);
 // searches 15 scales per block; ggml's quantize_row_iq4_nl_ref tries only the first).
 void quantize_row_iq4_nl(const float* x, block_iq4_nl* y, int64_t n);
 void dequantize_row_iq4_nl(const block_iq4_nl* x, float* y, int64_t n);
-// The k-quant quantizers search scales (and Q4_K's and Q5_K's mins) that minimise a weighted
-// squared error, as ggml's quantize_row_q4_K_ref / quantize_row_q6_K_ref do, with the same bytes.
+// The k-quant quantizers search scales (and Q2_K's, Q4_K's and Q5_K's mins) that minimise a
+// weighted error, as ggml's quantize_row_q2_K_ref ... quantize_row_q6_K_ref do, with the same
+// bytes.
+void quantize_row_q2_K_ref(const float* x, block_q2_K* y, int64_t n);
+void dequantize_row_q2_K(const block_q2_K* x, float* y, int64_t n);
+void quantize_row_q3_K_ref(const float* x, block_q3_K* y, int64_t n);
+void dequantize_row_q3_K(const block_q3_K* x, float* y, int64_t n);
+// Sub-block k's (< 16) signed scale, in [-32, 31]: the low 4 bits in byte k % 8 (the low nibble
+// for k < 8, the high one after), the top 2 in byte 8 + k % 4, bits 2(k / 4), 2(k / 4) + 1.
+int q3_K_scale(const block_q3_K& x, int k);
 void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n);
 void dequantize_row_q4_K(const block_q4_K* x, float* y, int64_t n);
 void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n);

@@ -72,6 +72,12 @@ constexpr TypeTraits kTypes[] = {
      blocks_to_float<block_iq4_nl, dequantize_row_iq4_nl>,
      blocks_from_float<block_iq4_nl, quantize_row_iq4_nl>},
     // The k-quants work on 256-value super-blocks, and so do their activations.
+    {Type::Q2_K, "q2_k", QK_K, sizeof(block_q2_K), true, true, Type::Q8_K,
+     blocks_to_float<block_q2_K, dequantize_row_q2_K>,
+     blocks_from_float<block_q2_K, quantize_row_q2_K_ref>},
+    {Type::Q3_K, "q3_k", QK_K, sizeof(block_q3_K), true, true, Type::Q8_K,
+     blocks_to_float<block_q3_K, dequantize_row_q3_K>,
+     blocks_from_float<block_q3_K, quantize_row_q3_K_ref>},
     {Type::Q4_K, "q4_k", QK_K, sizeof(block_q4_K), true, true, Type::Q8_K,
      blocks_to_float<block_q4_K, dequantize_row_q4_K>,
      blocks_from_float<block_q4_K, quantize_row_q4_K_ref>},

@@ -22,6 +22,8 @@ enum class Type : uint32_t {
     Q5_1 = 7,
     Q8_0 = 8,
     Q8_1 = 9,  // activations for Q4_1 and Q5_1 only: no file stores it (type_from_id rejects it)
+    Q2_K = 10,
+    Q3_K = 11,
     Q4_K = 12,
     Q5_K = 13,
     Q6_K = 14,
@@ -49,7 +51,7 @@ struct TypeTraits {
 
 // The number of rows of the type table: the size of per-type arrays (kernels.h). type.cpp
 // checks it against the table at compile time.
-constexpr int kTypeCount = 15;
+constexpr int kTypeCount = 17;
 
 // t's row. Throws std::invalid_argument for a value that is not a type of the table (a cast
 // from an unchecked integer; type_from_id() guards files).

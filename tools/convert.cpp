@@ -119,9 +119,11 @@ void register_convert(CLI::App& app) {
                                 "write random weights at a preset's shapes instead:" + presets);
     in->excludes(rnd);
     cmd->add_option("-o,--output", a->output, "output GGUF file")->required();
-    cmd->add_option("--type", a->type,
-                    "weight type: " + file_type_names() +
-                        " (q4_k_s, q4_k_m, q5_k_s, q5_k_m: llama.cpp's mixes)");
+    cmd->add_option(
+        "--type", a->type,
+        "weight type: " + file_type_names() +
+            " (q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m: llama.cpp's "
+            "mixes)");
     cmd->add_option("--tokenizer", a->tokenizer,
                     "llama2.c input: its tokenizer.bin; --random: the vocabulary of a "
                     "tokenizer.json or a GGUF model");

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <variant>
 
 #include "src/convert/convert.h"
 #include "src/convert/quantize.h"
@@ -8,17 +10,31 @@ namespace lila {
 
 namespace {
 
+// Layer 0's value of a head count, which may be one per layer (0 when absent).
+int64_t first_layer_value(const GGUFFile& f, const std::string& key) {
+    const GGUFValue* v = f.find(key);
+    if (!v) return 0;
+    if (const auto* per_layer = std::get_if<std::vector<int64_t>>(&v->value))
+        return per_layer->empty() ? 0 : per_layer->front();
+    return f.get_int(key).value_or(0);
+}
+
 // The layers (one past the highest N of a "blk.N." tensor) and whether the output matrix is
-// token_embd's, read from the tensors themselves, whatever the architecture.
+// token_embd's, read from the tensors themselves, whatever the architecture; the head counts
+// from the architecture's keys (KV heads as many as query heads when absent, as llama.cpp).
 ModelLayout layout_of(const GGUFFile& f) {
-    ModelLayout m;
+    int64_t n_layer = 0;
     bool has_output = false;
     for (const GGUFTensorInfo& t : f.tensors()) {
         has_output |= t.name == "output.weight";
-        m.n_layer = std::max(m.n_layer, tensor_layer(t.name) + 1);
+        n_layer = std::max(n_layer, tensor_layer(t.name) + 1);
     }
-    m.tied_output = !has_output;
-    return m;
+    const std::string arch = f.get_string("general.architecture").value_or("");
+    const int64_t n_head = first_layer_value(f, arch + ".attention.head_count");
+    const int64_t n_head_kv = f.find(arch + ".attention.head_count_kv")
+                                  ? first_layer_value(f, arch + ".attention.head_count_kv")
+                                  : n_head;
+    return model_layout(arch, n_layer, n_head, n_head_kv, !has_output);
 }
 
 }  // namespace

@@ -458,7 +458,8 @@ void convert(const std::string& dir, const std::string& out, const ConvertOption
     }
 
     // token_embd is the output matrix too when tied embeddings leave no lm_head to write.
-    const ModelLayout model{hp.n_layer, m.tied_embeddings && !st->find("lm_head.weight")};
+    const ModelLayout model = model_layout(a.name, hp.n_layer, hp.n_head, hp.n_head_kv,
+                                           m.tied_embeddings && !st->find("lm_head.weight"));
     auto add_floats = [&](const char* name, const std::vector<float>& values) {
         if (values.empty()) return;
         const auto v = std::make_shared<const std::vector<float>>(values);

@@ -127,7 +127,8 @@ void convert_llama2c(const std::string& checkpoint, const std::string& tokenizer
 
     // The checkpoint stays mapped (`file` is shared) until the writer has asked for every
     // tensor; each is quantized straight from the mapping.
-    const ModelLayout model{c.n_layers, c.shared_classifier};
+    const ModelLayout model =
+        model_layout("llama", c.n_layers, c.n_heads, c.n_kv_heads, c.shared_classifier);
     auto add = [&](const std::string& tname, const float* src, int64_t rows, int64_t cols) {
         add_float_tensor(gw, tname, rows, cols, opts, model, [file, src](auto&) { return src; });
     };

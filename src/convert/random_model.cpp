@@ -337,7 +337,7 @@ void write_random_model(const ModelPreset& p, const std::string& out, const Conv
     }
 
     uint64_t tensor_seed = random.seed;
-    const ModelLayout layout{p.n_layer, p.tied};
+    const ModelLayout layout = model_layout(p.arch, p.n_layer, p.n_head, p.n_head_kv, p.tied);
     // A matrix of uniform values with standard deviation `std`; rows 1: a 1-D tensor of
     // `fill` (norms 1).
     auto add = [&](const std::string& tensor, int64_t rows, int64_t cols, float std = 0.02f,

@@ -11,8 +11,8 @@ using ggml_lite::Type;
 namespace {
 
 // The file types --type accepts, in the order help lists them, with llama.cpp's id for each
-// (llama.cpp has no all-Q4_K or all-Q5_K file type: q4_k and q5_k take the ids of Q4_K_S and
-// Q5_K_S, the "mostly Q4_K/Q5_K" types).
+// (llama.cpp has no all-Q3_K, all-Q4_K or all-Q5_K file type: q3_k, q4_k and q5_k take the ids
+// of Q3_K_S, Q4_K_S and Q5_K_S, the "mostly Q3_K/Q4_K/Q5_K" types).
 struct FileTypeRow {
     FileType ft;
     uint32_t gguf_id;
@@ -37,6 +37,11 @@ std::span<const FileTypeRow> file_type_rows() {
         {{Type::Q4_K, Mix::S}, 14},
         {{Type::Q5_K, Mix::S}, 16},
         {{Type::Q5_K, Mix::M}, 17},
+        {FileType::Q2_K(), 10},
+        {Type::Q3_K, 11},
+        {{Type::Q3_K, Mix::S}, 11},
+        {{Type::Q3_K, Mix::M}, 12},
+        {{Type::Q3_K, Mix::L}, 13},
     };
     return rows;
 }
@@ -62,7 +67,10 @@ std::optional<FileType> file_type_from_name(std::string_view name) {
 }
 
 std::string file_type_name(FileType ft) {
-    const char* suffix = ft.mix == Mix::S ? "_s" : ft.mix == Mix::M ? "_m" : "";
+    const char* suffix = ft.mix == Mix::S   ? "_s"
+                         : ft.mix == Mix::M ? "_m"
+                         : ft.mix == Mix::L ? "_l"
+                                            : "";
     return std::string(ggml_lite::type_name(ft.base)) + suffix;
 }
 
@@ -78,6 +86,13 @@ uint32_t gguf_file_type(FileType ft) {
         if (row.ft == ft) return row.gguf_id;
     }
     throw std::invalid_argument("gguf_file_type: no GGUF file type for " + file_type_name(ft));
+}
+
+std::optional<FileType> file_type_from_gguf(uint32_t id) {
+    for (const FileTypeRow& row : file_type_rows()) {
+        if (row.gguf_id == id) return row.ft;
+    }
+    return std::nullopt;
 }
 
 }  // namespace lila

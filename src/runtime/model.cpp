@@ -1,6 +1,7 @@
 #include "src/runtime/model.h"
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -298,8 +299,12 @@ std::string Model::type_summary() const {
         if (bytes > most) most = bytes, best = name;
     }
     // A mix is named by its file type: Q4_K_M's majority type alone would read "q4_k".
-    if (best == "q4_k" && file_->get_int("general.file_type") == gguf_file_type(FileType::Q4_K_M()))
-        return file_type_name(FileType::Q4_K_M());
+    const std::optional<int64_t> id = file_->get_int("general.file_type");
+    const std::optional<FileType> ft = id && *id >= 0 && *id <= UINT32_MAX
+                                           ? file_type_from_gguf(static_cast<uint32_t>(*id))
+                                           : std::nullopt;
+    if (ft && ft->mix != Mix::None && best == ggml_lite::type_name(ft->base))
+        return file_type_name(*ft);
     return best;
 }
 

@@ -106,7 +106,7 @@ struct DotCase {
     double mag;                 // sum of |w_i x_i| (or its parts, see weight_magnitudes)
 };
 
-// Types with a min (Q4_1, Q5_1: d q + m; Q4_K, Q5_K: d sc q - dmin m): the scale part and the
+// Types with a min (Q4_1, Q5_1: d q + m; Q2_K, Q4_K, Q5_K: d sc q - dmin m): the scale part and the
 // min part, summed apart, each at its magnitude.
 template <class Block>
 void add_min_part(Type type, const std::vector<uint8_t>& w, int64_t n, std::vector<double>& mag) {
@@ -134,7 +134,9 @@ std::vector<double> weight_magnitudes(Type type, const std::vector<uint8_t>& w, 
     std::vector<double> mag(static_cast<size_t>(n));
     const std::vector<float> wf = to_float(type, w, n);
     for (int64_t i = 0; i < n; i++) mag[i] = std::fabs(wf[i]);
-    if (type == Type::Q4_K) {
+    if (type == Type::Q2_K) {
+        add_min_part<block_q2_K>(type, w, n, mag);
+    } else if (type == Type::Q4_K) {
         add_min_part<block_q4_K>(type, w, n, mag);
     } else if (type == Type::Q5_K) {
         add_min_part<block_q5_K>(type, w, n, mag);

@@ -1,6 +1,6 @@
-// Reference codecs (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q8_1, IQ4_NL, and the k-quants Q4_K, Q5_K,
-// Q6_K, Q8_K): ggml's exact bytes on hand-computed blocks and on a row checked against ggml
-// itself, round-trip error bounds on random data, and the k-quants' error against the 32-block
+// Reference codecs (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q8_1, IQ4_NL, and the k-quants Q2_K, Q3_K,
+// Q4_K, Q5_K, Q6_K, Q8_K): ggml's exact bytes on hand-computed blocks and on a row checked against
+// ggml itself, round-trip error bounds on random data, and the k-quants' error against the 32-block
 // types'.
 #include <gtest/gtest.h>
 
@@ -334,6 +334,17 @@ TEST(KQuants, ZeroBlocks) {
     for (float v : y) EXPECT_EQ(v, 0.0f);
     dequantize_row_q6_K(&b, y, QK_K);
     for (float v : y) EXPECT_EQ(v, 0.0f);
+    block_q2_K e;
+    quantize_row_q2_K_ref(x, &e, QK_K);
+    EXPECT_EQ(e.d, 0);
+    EXPECT_EQ(e.dmin, 0);
+    dequantize_row_q2_K(&e, y, QK_K);
+    for (float v : y) EXPECT_EQ(v, 0.0f);
+    block_q3_K f;
+    quantize_row_q3_K_ref(x, &f, QK_K);
+    EXPECT_EQ(f.d, 0);
+    dequantize_row_q3_K(&f, y, QK_K);
+    for (float v : y) EXPECT_EQ(v, 0.0f);
 }
 
 // A row every platform computes alike (integer LCG, exact float steps): roughly Gaussian with
@@ -402,6 +413,17 @@ TEST(Quants, GgmlBytes) {
     EXPECT_EQ(hash_of(quantize_row_q5_K_ref, QK_K), 0x66f267e3d7eb9070ull);
     EXPECT_EQ(hash_of(quantize_row_iq4_nl, QK4_NL), 0x71c73280a94425c6ull);
     EXPECT_EQ(hash_of(quantize_row_iq4_xs, QK_K), 0x79a814462055cafdull);
+}
+
+// Q2_K's and Q3_K's from llama.cpp's own build: libggml-base.so's quantize_row_q2_K_ref and
+// quantize_row_q3_K_ref (what quantize_q2_K / quantize_q3_K, and so llama-quantize, call without an
+// importance matrix) on golden_row, after a ggml_init() (which fills the fp16 table ggml's
+// GGML_FP16_TO_FP32 reads). The same harness gave Q4_K's hash above. (Compared on 2,000
+// super-blocks of five distributions with an all-zero super-block and sub-block: the same bytes,
+// and dequantize_row_q2_K / q3_K gave the same floats.)
+TEST(Quants, GgmlBytesQ2_KQ3_K) {
+    EXPECT_EQ(hash_of(quantize_row_q2_K_ref, QK_K), 0x9bca7fef0c902a46ull);
+    EXPECT_EQ(hash_of(quantize_row_q3_K_ref, QK_K), 0x9cd2bacbaf50f17cull);
 }
 
 // ggml writes an all-zero IQ4_XS super-block with d = -0 (-max_scale / 32), scales 0 (stored
@@ -537,6 +559,52 @@ TEST(Q5_K, RoundTripNearestLevel) {
     expect_nearest_k_min_level<block_q5_K>(quantize_row_q5_K_ref, dequantize_row_q5_K, 31, 6);
 }
 
+// Q2_K as Q4_K, with 16 sub-blocks of 16 values, 4-bit scales and mins, and levels [0, 3].
+TEST(Q2_K, RoundTripNearestLevel) {
+    const int64_t nb = 64, n = nb * QK_K;
+    const std::vector<float> x = test::random_floats(n, 7, -2.0f, 3.0f);
+    std::vector<block_q2_K> q(nb);
+    std::vector<float> y(n);
+    quantize_row_q2_K_ref(x.data(), q.data(), n);
+    dequantize_row_q2_K(q.data(), y.data(), n);
+    for (int64_t b = 0; b < nb; b++) {
+        for (int k = 0; k < 16; k++) {
+            const double d = fp16_to_fp32(q[b].d) * (q[b].scales[k] & 0x0f);
+            const double dm = fp16_to_fp32(q[b].dmin) * (q[b].scales[k] >> 4);
+            ASSERT_GT(d, 0.0);
+            for (int l = 0; l < 16; l++) {
+                const int64_t i = b * QK_K + 16 * k + l;
+                const double bound = d / 2 + outside(x[i], -dm, 3 * d - dm) + 1e-6;
+                EXPECT_LE(std::fabs(x[i] - y[i]), bound) << b << ' ' << k << ' ' << l;
+            }
+        }
+    }
+}
+
+// Q3_K as Q6_K: levels -4..3 times a signed 6-bit scale of 16 values.
+TEST(Q3_K, RoundTripNearestLevel) {
+    const int64_t nb = 64, n = nb * QK_K;
+    const std::vector<float> x = test::random_floats(n, 8, -2.0f, 3.0f);
+    std::vector<block_q3_K> q(nb);
+    std::vector<float> y(n);
+    quantize_row_q3_K_ref(x.data(), q.data(), n);
+    dequantize_row_q3_K(q.data(), y.data(), n);
+    for (int64_t b = 0; b < nb; b++) {
+        for (int k = 0; k < 16; k++) {
+            const double signed_d = fp16_to_fp32(q[b].d) * q3_K_scale(q[b], k);
+            const double d = std::fabs(signed_d);
+            ASSERT_GT(d, 0.0);
+            for (int l = 0; l < 16; l++) {
+                const int64_t i = b * QK_K + 16 * k + l;
+                // [-4 d, 3 d] for a positive scale, its mirror image for a negative one.
+                const double lo = signed_d > 0 ? -4 * d : -3 * d;
+                const double bound = d / 2 + outside(x[i], lo, lo + 7 * d) + 1e-6;
+                EXPECT_LE(std::fabs(x[i] - y[i]), bound) << b << ' ' << k << ' ' << l;
+            }
+        }
+    }
+}
+
 TEST(Q6_K, RoundTripNearestLevel) {
     const int64_t nb = 64, n = nb * QK_K;
     const std::vector<float> x = test::random_floats(n, 6, -2.0f, 3.0f);
@@ -562,7 +630,8 @@ TEST(Q6_K, RoundTripNearestLevel) {
 // Error on Gaussian data (sigma 1, 65536 values), which is what ggml gets since the bytes are
 // ggml's. Measured: Q8_0 0.0054, Q6_K 0.0177, Q4_K 0.0714, Q4_0 0.0861: Q4_K's scales and mins
 // per 32 values, searched, beat Q4_0's max-based scale at the same 4.5 bits per value (0.83x);
-// Q6_K at 6.56 bits is 3.3x Q8_0's error at 8.5 bits.
+// Q6_K at 6.56 bits is 3.3x Q8_0's error at 8.5 bits; Q3_K (3.44 bits) 0.1509 and Q2_K (2.63
+// bits) 0.2975, each about twice the error of the type a bit above.
 TEST(KQuants, GaussianRmsError) {
     const std::vector<float> x = gaussian(256 * QK_K, 3);
     const double q8_0 = rms_error(Type::Q8_0, x), q4_0 = rms_error(Type::Q4_0, x);
@@ -570,10 +639,11 @@ TEST(KQuants, GaussianRmsError) {
     const double q5_k = rms_error(Type::Q5_K, x), q5_0 = rms_error(Type::Q5_0, x);
     const double q4_1 = rms_error(Type::Q4_1, x), q5_1 = rms_error(Type::Q5_1, x);
     const double iq4_nl = rms_error(Type::IQ4_NL, x), iq4_xs = rms_error(Type::IQ4_XS, x);
+    const double q3_k = rms_error(Type::Q3_K, x), q2_k = rms_error(Type::Q2_K, x);
     std::printf(
         "rms error: q8_0 %.5f q6_k %.5f q5_k %.5f q5_1 %.5f q5_0 %.5f q4_k %.5f "
-        "iq4_nl %.5f iq4_xs %.5f q4_1 %.5f q4_0 %.5f\n",
-        q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, iq4_nl, iq4_xs, q4_1, q4_0);
+        "iq4_nl %.5f iq4_xs %.5f q4_1 %.5f q4_0 %.5f q3_k %.5f q2_k %.5f\n",
+        q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, iq4_nl, iq4_xs, q4_1, q4_0, q3_k, q2_k);
     // One bit more halves the error, roughly; the non-linear table beats the even grid.
     EXPECT_LT(q5_k, 0.6 * q4_k);
     EXPECT_LT(q5_0, 0.6 * q4_0);
@@ -585,6 +655,10 @@ TEST(KQuants, GaussianRmsError) {
     EXPECT_LT(q4_k, 0.87 * q4_0);
     EXPECT_LT(q6_k, 3.6 * q8_0);
     EXPECT_GT(q6_k, 2.5 * q8_0);  // 2 bits fewer than Q8_0: not a float copy
+    EXPECT_NEAR(q3_k, 0.1509, 0.005);
+    EXPECT_NEAR(q2_k, 0.2975, 0.01);
+    EXPECT_LT(q4_k, 0.6 * q3_k);
+    EXPECT_LT(q3_k, 0.6 * q2_k);
 }
 
 }  // namespace

@@ -21,6 +21,8 @@ TEST(Types, GgmlIdsAndLayouts) {
     EXPECT_EQ(static_cast<uint32_t>(Type::Q5_1), 7u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q8_0), 8u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q8_1), 9u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q2_K), 10u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::Q3_K), 11u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q4_K), 12u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q5_K), 13u);
     EXPECT_EQ(static_cast<uint32_t>(Type::Q6_K), 14u);
@@ -38,7 +40,9 @@ TEST(Types, GgmlIdsAndLayouts) {
     EXPECT_EQ(row_size(Type::Q5_1, 64), 48u);  // 6
     EXPECT_EQ(row_size(Type::Q8_1, 64), 72u);
     EXPECT_EQ(row_size(Type::IQ4_NL, 64), 36u);  // 4.5
-    EXPECT_EQ(row_size(Type::Q4_K, 512), 288u);  // 4.5 bits per value
+    EXPECT_EQ(row_size(Type::Q2_K, 512), 168u);  // 2.625 bits per value
+    EXPECT_EQ(row_size(Type::Q3_K, 512), 220u);  // 3.4375
+    EXPECT_EQ(row_size(Type::Q4_K, 512), 288u);  // 4.5
     EXPECT_EQ(row_size(Type::Q5_K, 512), 352u);
     EXPECT_EQ(row_size(Type::IQ4_XS, 512), 272u);  // 4.25  // 5.5
     EXPECT_EQ(row_size(Type::Q6_K, 512), 420u);    // 6.5625
@@ -56,6 +60,8 @@ TEST(Types, ActivationTypes) {
     EXPECT_EQ(traits(Type::F32).vec_dot_type, Type::F32);
     EXPECT_EQ(traits(Type::F16).vec_dot_type, Type::F32);
     EXPECT_EQ(traits(Type::BF16).vec_dot_type, Type::F32);
+    EXPECT_EQ(traits(Type::Q2_K).vec_dot_type, Type::Q8_K);
+    EXPECT_EQ(traits(Type::Q3_K).vec_dot_type, Type::Q8_K);
     EXPECT_EQ(traits(Type::Q4_K).vec_dot_type, Type::Q8_K);
     EXPECT_EQ(traits(Type::Q6_K).vec_dot_type, Type::Q8_K);
     EXPECT_EQ(traits(Type::Q5_K).vec_dot_type, Type::Q8_K);

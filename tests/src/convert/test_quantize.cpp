@@ -110,6 +110,66 @@ TEST(TensorTypes, OtherMixesOnLlamaShapes) {
     }
 }
 
+// llama.cpp's Q2_K and Q3_K mixes on the same shapes: Llama 2 7B (no GQA) and, for Q2_K's
+// attn_v, Llama 3 8B's 4 query heads per KV head; Llama 2 70B (80 layers, GQA 8) gives attn_v
+// Q5_K where they ask for Q3_K or Q4_K.
+TEST(TensorTypes, Q2_KAndQ3_KMixesOnLlamaShapes) {
+    const ModelLayout m = model_layout("llama", 32, 32, 32, false);
+    const ModelLayout gqa = model_layout("llama", 32, 32, 8, false);
+    const std::vector<int64_t> square{4096, 4096}, ffn_in{4096, 11008}, ffn_out{11008, 4096};
+    const std::vector<int64_t> vocab{4096, 32000};
+    const FileType q2k = FileType::Q2_K(), q3ks{Type::Q3_K, Mix::S}, q3km{Type::Q3_K, Mix::M},
+                   q3kl{Type::Q3_K, Mix::L};
+    EXPECT_EQ(m.n_gqa, 1);
+    EXPECT_EQ(gqa.n_gqa, 4);
+    for (int64_t l = 0; l < 32; l++) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        EXPECT_EQ(tensor_type(q2k, b + "attn_v.weight", square, m), Type::Q3_K);
+        EXPECT_EQ(tensor_type(q2k, b + "attn_v.weight", {4096, 1024}, gqa), Type::Q4_K);
+        EXPECT_EQ(tensor_type(q2k, b + "ffn_down.weight", ffn_out, m), Type::Q3_K);
+        EXPECT_EQ(tensor_type(q2k, b + "attn_output.weight", square, m), Type::Q3_K);
+        EXPECT_EQ(tensor_type(q3km, b + "attn_v.weight", square, m),
+                  l < 2 ? Type::Q5_K : Type::Q4_K);
+        EXPECT_EQ(tensor_type(q3km, b + "ffn_down.weight", ffn_out, m),
+                  l < 2 ? Type::Q5_K : Type::Q4_K);  // the first sixteenth
+        EXPECT_EQ(tensor_type(q3km, b + "attn_output.weight", square, m), Type::Q4_K);
+        for (const char* t : {"attn_v.weight", "ffn_down.weight", "attn_output.weight"}) {
+            EXPECT_EQ(tensor_type(q3ks, b + t, t[0] == 'f' ? ffn_out : square, m), Type::Q3_K);
+            EXPECT_EQ(tensor_type(q3kl, b + t, t[0] == 'f' ? ffn_out : square, m), Type::Q5_K);
+        }
+        for (FileType ft : {q3ks, q3km, q3kl}) {
+            for (const char* t : {"attn_q.weight", "attn_k.weight", "ffn_gate.weight"}) {
+                EXPECT_EQ(tensor_type(ft, b + t, t[0] == 'f' ? ffn_in : square, m), Type::Q3_K);
+            }
+        }
+        EXPECT_EQ(tensor_type(q2k, b + "attn_q.weight", square, m), Type::Q2_K);
+        EXPECT_EQ(tensor_type(q2k, b + "ffn_up.weight", ffn_in, m), Type::Q2_K);
+    }
+    for (FileType ft : {q2k, q3ks, q3km, q3kl}) {
+        EXPECT_EQ(tensor_type(ft, "output.weight", vocab, m), Type::Q6_K);
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", vocab, m), ft.base);
+    }
+    EXPECT_EQ(tensor_type(q3km, "blk.5.attn_qkv.weight", square, m), Type::Q4_K);
+    EXPECT_EQ(tensor_type(q3kl, "blk.5.attn_qkv.weight", square, m), Type::Q4_K);
+    EXPECT_EQ(tensor_type(q2k, "blk.5.attn_qkv.weight", square, m), Type::Q2_K);
+    // The plain q3_k: every matrix Q3_K.
+    EXPECT_EQ(tensor_type(Type::Q3_K, "output.weight", vocab, m), Type::Q3_K);
+    EXPECT_EQ(tensor_type(Type::Q3_K, "blk.0.attn_v.weight", square, m), Type::Q3_K);
+
+    const ModelLayout l70 = model_layout("llama", 80, 64, 8, false);
+    EXPECT_TRUE(l70.type_70b);
+    EXPECT_FALSE(model_layout("llama", 80, 64, 64, false).type_70b);  // LLaMA 65B
+    EXPECT_TRUE(model_layout("qwen2", 80, 64, 8, false).type_70b);
+    EXPECT_FALSE(model_layout("qwen3", 80, 64, 8, false).type_70b);
+    const std::vector<int64_t> v70{8192, 1024};
+    EXPECT_EQ(tensor_type(q2k, "blk.9.attn_v.weight", v70, l70), Type::Q5_K);
+    EXPECT_EQ(tensor_type(q3ks, "blk.9.attn_v.weight", v70, l70), Type::Q5_K);
+    EXPECT_EQ(tensor_type(q3km, "blk.9.attn_v.weight", v70, l70), Type::Q5_K);
+    EXPECT_EQ(tensor_type(FileType::Q4_K_M(), "blk.9.attn_v.weight", v70, l70), Type::Q6_K);
+    EXPECT_EQ(tensor_type(FileType::Q4_K_M(), "blk.10.attn_v.weight", v70, l70), Type::Q5_K);
+    EXPECT_EQ(tensor_type(q2k, "blk.9.ffn_down.weight", {28672, 8192}, l70), Type::Q3_K);
+}
+
 // Rows that do not split into 256-value super-blocks fall back as in llama.cpp: Q4_K to Q5_0,
 // Q5_K to Q5_1, Q6_K to Q8_0, and what does not split into 32-blocks either to F16
 // (stories260K: 64-wide, FFN 172).
@@ -131,6 +191,15 @@ TEST(TensorTypes, Fallbacks) {
         EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {1536, 576}, m), ft.base);
     }
     EXPECT_EQ(tensor_type(Type::IQ4_XS, "blk.0.attn_q.weight", {64, 64}, m), Type::IQ4_NL);
+    // Q2_K and Q3_K to IQ4_NL; the output matrix to Q8_0 (SmolLM2's 576-wide rows).
+    for (FileType ft : {FileType::Q2_K(), FileType(Type::Q3_K), FileType(Type::Q3_K, Mix::M)}) {
+        EXPECT_EQ(tensor_type(ft, "blk.0.attn_q.weight", {576, 576}, m), Type::IQ4_NL);
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {1536, 576}, m),
+                  ft.mix == Mix::M ? Type::Q4_K : Type::Q3_K);  // layer 0 of 5: 0 >= 5 / 16
+        EXPECT_EQ(tensor_type(ft, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", {576, 49152}, m),
+                  ft.mix == Mix::None ? Type::IQ4_NL : Type::Q8_0);
+    }
     EXPECT_EQ(tensor_type(Type::IQ4_XS, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
     EXPECT_EQ(tensor_type(Type::Q4_0, "blk.0.ffn_down.weight", {172, 64}, m), Type::F16);
     EXPECT_EQ(tensor_type(Type::F32, "blk.0.ffn_down.weight", {172, 64}, m), Type::F32);
@@ -186,7 +255,7 @@ protected:
         vocab.to_gguf(w);
         ConvertOptions opts;
         opts.type = type;
-        const ModelLayout layout{kLayers, false};
+        const ModelLayout layout = model_layout("llama", kLayers, kHeads, kKvHeads, false);
         uint32_t seed = 1;
         auto add = [&](const std::string& name, int64_t rows, int64_t cols) {
             add_float_tensor(w, name, rows, cols, opts, layout,
@@ -243,10 +312,24 @@ TEST_F(KQuantModel, Q4_K_MTypesInTheFile) {
     EXPECT_EQ(type_of("blk.1.ffn_norm.weight"), Type::F32);
 }
 
+// A mix is named by its file type where its base type has most of the bytes (lila info, bench,
+// the load line); Q4_K_S shares its id with the single type q4_k, and is named so.
+TEST_F(KQuantModel, MixesNamedByFileType) {
+    test::TempDir dir;
+    for (const auto& [type, name] : {std::pair{FileType(Type::Q3_K, Mix::M), "q3_k_m"},
+                                     {FileType(Type::Q3_K, Mix::L), "q3_k_l"},
+                                     {FileType(Type::Q5_K, Mix::M), "q5_k_m"},
+                                     {FileType::Q2_K(), "q2_k"},
+                                     {FileType(Type::Q4_K, Mix::S), "q4_k"}}) {
+        EXPECT_EQ(Model::load(write(dir, type))->type_summary(), name) << name;
+    }
+}
+
 // The k-quant models load and run: logits near the F32 model's, prefill equal to decode steps
 // and the same bits for any thread count. A random 2-layer model multiplies the weights'
 // relative error about fourfold into its logits, whatever the type; measured (RMS logit error
-// over RMS logit): Q8_0 0.026, Q6_K 0.075, Q4_K_M 0.231, Q4_K 0.249, Q4_0 0.315.
+// over RMS logit): Q8_0 0.026, Q6_K 0.075, Q4_K_M 0.231, Q4_K 0.249, Q4_0 0.315, Q3_K_M 0.382,
+// Q3_K 0.557, Q2_K 0.727.
 TEST_F(KQuantModel, ForwardPass) {
     test::TempDir dir;
     auto f32 = Model::load(write(dir, Type::F32));
@@ -269,7 +352,8 @@ TEST_F(KQuantModel, ForwardPass) {
          {Case{Type::Q8_0, 0.04}, Case{Type::Q6_K, 0.11}, Case{FileType::Q4_K_M(), 0.32},
           Case{Type::Q4_K, 0.35}, Case{Type::Q4_0, 0.45}, Case{{Type::Q5_K, Mix::M}, 0.25},
           Case{{Type::Q4_K, Mix::S}, 0.35}, Case{Type::Q5_0, 0.25}, Case{Type::Q5_1, 0.25},
-          Case{Type::Q4_1, 0.4}, Case{Type::IQ4_NL, 0.4}, Case{Type::IQ4_XS, 0.4}}) {
+          Case{Type::Q4_1, 0.4}, Case{Type::IQ4_NL, 0.4}, Case{Type::IQ4_XS, 0.4},
+          Case{Type::Q3_K, 0.65}, Case{{Type::Q3_K, Mix::M}, 0.45}, Case{FileType::Q2_K(), 0.85}}) {
         auto m = Model::load(write(dir, c.type));
         const std::string name = file_type_name(c.type);
         Session s(*m, params(2));
@@ -296,22 +380,26 @@ TEST_F(KQuantModel, ForwardPass) {
 }
 
 // Re-quantizing an F32 GGUF gives what converting to the same file type directly gives.
+// (The GGUF input's layout, head counts included, is read from its keys and tensors.)
 TEST_F(KQuantModel, RequantizeEqualsDirectConversion) {
     test::TempDir dir;
-    const std::string f32 = write(dir, Type::F32), direct = write(dir, FileType::Q4_K_M());
-    ConvertOptions opts;
-    opts.type = FileType::Q4_K_M();
-    const std::string requantized = dir.path("requantized.gguf");
-    requantize_gguf(f32, requantized, opts);
-    const auto a = GGUFFile::open(requantized), b = GGUFFile::open(direct);
-    EXPECT_EQ(a->get_int("general.file_type"), 15);
-    ASSERT_EQ(a->tensors().size(), b->tensors().size());
-    for (const GGUFTensorInfo& t : a->tensors()) {
-        const GGUFTensorInfo* u = b->find_tensor(t.name);
-        ASSERT_NE(u, nullptr) << t.name;
-        EXPECT_EQ(t.type, u->type) << t.name;
-        ASSERT_EQ(t.nbytes, u->nbytes) << t.name;
-        EXPECT_EQ(std::memcmp(t.data, u->data, t.nbytes), 0) << t.name;
+    const std::string f32 = write(dir, Type::F32);
+    for (const auto& [type, id] : {std::pair{FileType::Q4_K_M(), 15}, {FileType::Q2_K(), 10}}) {
+        const std::string direct = write(dir, type);
+        ConvertOptions opts;
+        opts.type = type;
+        const std::string requantized = dir.path("requantized.gguf");
+        requantize_gguf(f32, requantized, opts);
+        const auto a = GGUFFile::open(requantized), b = GGUFFile::open(direct);
+        EXPECT_EQ(a->get_int("general.file_type"), id);
+        ASSERT_EQ(a->tensors().size(), b->tensors().size());
+        for (const GGUFTensorInfo& t : a->tensors()) {
+            const GGUFTensorInfo* u = b->find_tensor(t.name);
+            ASSERT_NE(u, nullptr) << t.name;
+            EXPECT_EQ(t.type, u->type) << t.name;
+            ASSERT_EQ(t.nbytes, u->nbytes) << t.name;
+            EXPECT_EQ(std::memcmp(t.data, u->data, t.nbytes), 0) << t.name;
+        }
     }
 }
 

@@ -11,7 +11,7 @@ using ggml_lite::Type;
 TEST(FileTypes, NamesAndGgufIds) {
     EXPECT_EQ(file_type_names(),
               "f32, f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_k_m, q4_1, q5_0, q5_1, q5_k, iq4_nl, "
-              "iq4_xs, q4_k_s, q5_k_s, q5_k_m");
+              "iq4_xs, q4_k_s, q5_k_s, q5_k_m, q2_k, q3_k, q3_k_s, q3_k_m, q3_k_l");
     struct Case {
         const char* name;
         Type base;
@@ -19,15 +19,17 @@ TEST(FileTypes, NamesAndGgufIds) {
         uint32_t id;  // llama.cpp's LLAMA_FTYPE_*
     };
     for (const Case& c :
-         {Case{"f32", Type::F32, Mix::None, 0}, Case{"F16", Type::F16, Mix::None, 1},
-          Case{"q4_0", Type::Q4_0, Mix::None, 2}, Case{"q4_1", Type::Q4_1, Mix::None, 3},
-          Case{"q8_0", Type::Q8_0, Mix::None, 7}, Case{"q5_0", Type::Q5_0, Mix::None, 8},
-          Case{"q5_1", Type::Q5_1, Mix::None, 9}, Case{"q4_k", Type::Q4_K, Mix::None, 14},
-          Case{"q4_k_s", Type::Q4_K, Mix::S, 14}, Case{"Q4_K_M", Type::Q4_K, Mix::M, 15},
-          Case{"q5_k", Type::Q5_K, Mix::None, 16}, Case{"q5_k_s", Type::Q5_K, Mix::S, 16},
-          Case{"q5_k_m", Type::Q5_K, Mix::M, 17}, Case{"q6_k", Type::Q6_K, Mix::None, 18},
+         {Case{"f32", Type::F32, Mix::None, 0},        Case{"F16", Type::F16, Mix::None, 1},
+          Case{"q4_0", Type::Q4_0, Mix::None, 2},      Case{"q4_1", Type::Q4_1, Mix::None, 3},
+          Case{"q8_0", Type::Q8_0, Mix::None, 7},      Case{"q5_0", Type::Q5_0, Mix::None, 8},
+          Case{"q5_1", Type::Q5_1, Mix::None, 9},      Case{"q4_k", Type::Q4_K, Mix::None, 14},
+          Case{"q4_k_s", Type::Q4_K, Mix::S, 14},      Case{"Q4_K_M", Type::Q4_K, Mix::M, 15},
+          Case{"q5_k", Type::Q5_K, Mix::None, 16},     Case{"q5_k_s", Type::Q5_K, Mix::S, 16},
+          Case{"q5_k_m", Type::Q5_K, Mix::M, 17},      Case{"q6_k", Type::Q6_K, Mix::None, 18},
           Case{"iq4_nl", Type::IQ4_NL, Mix::None, 25}, Case{"iq4_xs", Type::IQ4_XS, Mix::None, 30},
-          Case{"bf16", Type::BF16, Mix::None, 32}}) {
+          Case{"bf16", Type::BF16, Mix::None, 32},     Case{"q2_k", Type::Q2_K, Mix::Mostly, 10},
+          Case{"q3_k", Type::Q3_K, Mix::None, 11},     Case{"q3_k_s", Type::Q3_K, Mix::S, 11},
+          Case{"Q3_K_M", Type::Q3_K, Mix::M, 12},      Case{"q3_k_l", Type::Q3_K, Mix::L, 13}}) {
         const std::optional<FileType> ft = file_type_from_name(c.name);
         ASSERT_TRUE(ft.has_value()) << c.name;
         EXPECT_EQ(ft->base, c.base) << c.name;
@@ -35,9 +37,23 @@ TEST(FileTypes, NamesAndGgufIds) {
         EXPECT_EQ(gguf_file_type(*ft), c.id) << c.name;
     }
     EXPECT_EQ(file_type_name(FileType::Q4_K_M()), "q4_k_m");
-    for (const char* bad : {"q8_k", "q8_1", "q6_k_m", "q4_0_m", "", "q4"}) {
+    EXPECT_EQ(file_type_name(FileType::Q2_K()), "q2_k");
+    for (const char* bad : {"q8_k", "q8_1", "q6_k_m", "q4_0_m", "q2_k_s", "q4_k_l", "", "q4"}) {
         EXPECT_FALSE(file_type_from_name(bad).has_value()) << bad;
     }
+}
+
+// An id read back names the single type where it is shared with an _S mix.
+TEST(FileTypes, FromGgufId) {
+    EXPECT_EQ(file_type_from_gguf(15), FileType::Q4_K_M());
+    EXPECT_EQ(file_type_from_gguf(14), FileType(Type::Q4_K));
+    EXPECT_EQ(file_type_from_gguf(11), FileType(Type::Q3_K));
+    EXPECT_EQ(file_type_from_gguf(12), FileType(Type::Q3_K, Mix::M));
+    EXPECT_EQ(file_type_from_gguf(13), FileType(Type::Q3_K, Mix::L));
+    EXPECT_EQ(file_type_from_gguf(10), FileType::Q2_K());
+    EXPECT_EQ(file_type_from_gguf(2), FileType(Type::Q4_0));
+    EXPECT_FALSE(file_type_from_gguf(21).has_value());  // Q2_K_S
+    EXPECT_FALSE(file_type_from_gguf(1000).has_value());
 }
 
 TEST(FileTypes, EveryListedNameRoundTrips) {
