@@ -22,9 +22,13 @@ DEPS := cmake g++ make libgtest-dev libbenchmark-dev libxsimd-dev nlohmann-json3
 
 all: build
 
+# npm (the OpenAI client and chat page tests) only where it is missing: NodeSource's nodejs
+# bundles it and conflicts with Debian's npm package; Debian's nodejs needs that package.
 deps:
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(DEPS)
+	command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    --no-install-recommends npm
 
 build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
