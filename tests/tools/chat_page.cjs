@@ -25,12 +25,17 @@ async function askAndStop(page, text) {
   const replies = await page.$$eval(".msg.assistant", (d) => d.length);
   await page.type("#input", text);
   await page.keyboard.press("Enter");
-  await page.waitForFunction((n) => {
+  // Stop as soon as the reply shows, in the page itself: a click sent from here could arrive
+  // after a fast model has filled the context and ended the reply on its own.
+  const stopWasEnabled = await page.waitForFunction((n) => {
     const d = document.querySelectorAll(".msg.assistant");
-    return d.length > n && d[n].textContent.length > 40;
-  }, { polling: "mutation", timeout: kTimeout }, replies);
-  assert.equal(await page.$eval("#stop", (b) => b.disabled), false);
-  await page.click("#stop");
+    if (d.length <= n || d[n].textContent.length <= 40) return false;
+    const stop = document.getElementById("stop");
+    const enabled = !stop.disabled;
+    stop.click();
+    return { enabled };
+  }, { polling: 20, timeout: kTimeout }, replies);
+  assert.equal((await stopWasEnabled.jsonValue()).enabled, true);
   await page.waitForFunction(() => !document.getElementById("send").disabled, { timeout: kTimeout });
   return page.$$eval(".msg.assistant", (d, n) => d[n].textContent, replies);
 }

@@ -447,9 +447,9 @@ TEST(ServePage, StreamsStopsAndKeepsTheConversation) {
     std::string why;
     const std::string dir = npm_package("puppeteer-core", "puppeteer-core@23", &why);
     if (dir.empty()) GTEST_SKIP() << why;
-    // Random weights at stories15M's shapes: slow enough (a few hundred tokens a second) that
-    // a reply is still running when the page stops it, and with --ignore-eos it runs until
-    // then, so how loaded the machine is does not matter.
+    // Random weights at stories15M's shapes with --ignore-eos: a reply runs until the page
+    // stops it or fills the 8192-token context, tens of seconds at a few hundred tokens a
+    // second, while the page stops it within its first tokens.
     test::TempDir tmp;
     const std::string model = tmp.path("stories15m.gguf");
     const test::LilaResult made =
