@@ -25,7 +25,7 @@ namespace {
 struct ConvertArgs {
     std::string input, output, tokenizer, type = "f16", name, random;
     int threads = 0;
-    bool confident = false;
+    bool confident = false, pure = false;
 };
 
 bool has_gguf_magic(const std::string& path) {
@@ -74,7 +74,7 @@ void run(const ConvertArgs& a) {
     const auto type = file_type_from_name(a.type);
     if (!type)
         throw Error("unknown --type '" + a.type + "' (supported: " + file_type_names() + ")");
-    opts.type = *type;
+    opts.type = a.pure ? type->pure() : *type;
     opts.n_threads = a.threads > 0 ? a.threads : physical_cores();
     opts.name = a.name;
 
@@ -122,8 +122,11 @@ void register_convert(CLI::App& app) {
     cmd->add_option(
         "--type", a->type,
         "weight type: " + file_type_names() +
-            " (q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m: llama.cpp's "
-            "mixes)");
+            " (what llama-quantize gives for the name: q4_0 has a Q6_K output matrix, "
+            "q4_k_m more bits in some layers; q3_k, q4_k, q5_k: that type everywhere)");
+    cmd->add_flag("--pure", a->pure,
+                  "every matrix in the --type's base type, as llama-quantize --pure (rows that "
+                  "do not split into its blocks still fall back)");
     cmd->add_option("--tokenizer", a->tokenizer,
                     "llama2.c input: its tokenizer.bin; --random: the vocabulary of a "
                     "tokenizer.json or a GGUF model");

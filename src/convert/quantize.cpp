@@ -8,9 +8,9 @@ using ggml_lite::Type;
 
 namespace {
 
-// llama.cpp's rules (llama_tensor_get_type) for its k-quant mixes on a Llama-family model
-// without experts: more bits where quantization errors cost most, the output matrix and the
-// value, FFN-down and attention-output projections of some layers.
+// llama.cpp's rules (llama_tensor_get_type, without an importance matrix) for its mixes on a
+// Llama-family model without experts: more bits where quantization errors cost most, the output
+// matrix and the value, FFN-down and attention-output projections of some layers.
 Type mix_type(FileType ft, const std::string& name, const ModelLayout& model) {
     if (name == "output.weight" || (model.tied_output && name == "token_embd.weight")) {
         return Type::Q6_K;
@@ -21,6 +21,7 @@ Type mix_type(FileType ft, const std::string& name, const ModelLayout& model) {
     const bool q2_k = ft == FileType::Q2_K();
     const bool q3_k_m = is(Type::Q3_K, Mix::M), q3_k_l = is(Type::Q3_K, Mix::L);
     const bool q4_k_s = is(Type::Q4_K, Mix::S);
+    const bool iq4 = is(Type::IQ4_NL, Mix::Mostly) || is(Type::IQ4_XS, Mix::Mostly);
     // The _m mixes of Q4_K and Q5_K (Q3_K_M has rules of its own).
     const bool q45_k_m = is(Type::Q4_K, Mix::M) || is(Type::Q5_K, Mix::M);
     if (name.find("attn_v.weight") != std::string::npos) {
@@ -29,7 +30,7 @@ Type mix_type(FileType ft, const std::string& name, const ModelLayout& model) {
             type = model.n_gqa >= 4 ? Type::Q4_K : Type::Q3_K;
         } else if (q3_k_m) {
             type = layer >= 0 && layer < 2 ? Type::Q5_K : Type::Q4_K;
-        } else if (q3_k_l) {
+        } else if (q3_k_l || (iq4 && model.n_gqa >= 4)) {
             type = Type::Q5_K;
         } else if (q45_k_m && more_bits) {
             type = Type::Q6_K;
@@ -43,7 +44,7 @@ Type mix_type(FileType ft, const std::string& name, const ModelLayout& model) {
     if (name.find("ffn_down") != std::string::npos) {
         if (q2_k) return Type::Q3_K;
         if (q3_k_m) return layer >= 0 && layer < model.n_layer / 16 ? Type::Q5_K : Type::Q4_K;
-        if (q3_k_l) return Type::Q5_K;
+        if (q3_k_l || (iq4 && layer >= 0 && layer < model.n_layer / 8)) return Type::Q5_K;
         if (q45_k_m && more_bits) return Type::Q6_K;
         if (q4_k_s && layer >= 0 && layer < model.n_layer / 8) return Type::Q5_K;
     } else if (name.find("attn_output.weight") != std::string::npos) {

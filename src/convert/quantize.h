@@ -31,8 +31,10 @@ ModelLayout model_layout(const std::string& arch, int64_t n_layer, int64_t n_hea
 // "blk.N." prefix) of GGUF shape `shape` (shape[0] the row length) is stored as, for a file
 // of type `ft`: llama.cpp's llama_tensor_get_type for the types lila has.
 // - 1-D tensors (norms, biases, RoPE factors) stay F32.
-// - The mixes (q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m), for a model without
-//   experts: the output matrix (token_embd when tied) Q6_K; _m: attn_v and ffn_down Q6_K in the
+// - The mixes (q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, and q4_0, q4_1,
+//   q5_0, q5_1, iq4_nl, iq4_xs unless pure), for a model without experts: the output matrix
+//   (token_embd when tied) Q6_K; iq4_nl, iq4_xs: attn_v Q5_K from 4 query heads per KV head,
+//   ffn_down Q5_K in the first eighth of the layers; _m: attn_v and ffn_down Q6_K in the
 //   layers use_more_bits() picks, attn_qkv one k-quant up; q4_k_s: attn_v Q5_K in layers 0-3,
 //   ffn_down Q5_K in the first eighth of the layers; q2_k: attn_v Q3_K (Q4_K from 4 query heads
 //   per KV head), ffn_down and attn_output Q3_K; q3_k_m: attn_v Q5_K in layers 0-1, else Q4_K,

@@ -24,16 +24,16 @@ std::span<const FileTypeRow> file_type_rows() {
         {Type::F16, 1},
         {Type::BF16, 32},
         {Type::Q8_0, 7},
-        {Type::Q4_0, 2},
+        {{Type::Q4_0, Mix::Mostly}, 2},
         {Type::Q4_K, 14},
         {Type::Q6_K, 18},
         {FileType::Q4_K_M(), 15},
-        {Type::Q4_1, 3},
-        {Type::Q5_0, 8},
-        {Type::Q5_1, 9},
+        {{Type::Q4_1, Mix::Mostly}, 3},
+        {{Type::Q5_0, Mix::Mostly}, 8},
+        {{Type::Q5_1, Mix::Mostly}, 9},
         {Type::Q5_K, 16},
-        {Type::IQ4_NL, 25},
-        {Type::IQ4_XS, 30},
+        {{Type::IQ4_NL, Mix::Mostly}, 25},
+        {{Type::IQ4_XS, Mix::Mostly}, 30},
         {{Type::Q4_K, Mix::S}, 14},
         {{Type::Q5_K, Mix::S}, 16},
         {{Type::Q5_K, Mix::M}, 17},
@@ -83,7 +83,8 @@ std::string file_type_names() {
 
 uint32_t gguf_file_type(FileType ft) {
     for (const FileTypeRow& row : file_type_rows()) {
-        if (row.ft == ft) return row.gguf_id;
+        if (row.ft == ft || (ft.mix == Mix::None && row.ft == FileType(ft.base, Mix::Mostly)))
+            return row.gguf_id;
     }
     throw std::invalid_argument("gguf_file_type: no GGUF file type for " + file_type_name(ft));
 }

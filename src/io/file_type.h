@@ -12,15 +12,18 @@
 
 namespace lila {
 
-// llama.cpp's k-quant mixes on top of a base type: _S, _M and _L (src/convert/quantize.h has
-// the rules), named "<base>_s" / "<base>_m" / "<base>_l"; Mostly is llama.cpp's Q2_K, a mix named
-// as its base type (llama.cpp has no all-Q2_K file type).
+// How a file type places its base type (src/convert/quantize.h has the rules). None: every
+// matrix in the base type (llama-quantize --pure). S, M, L: llama.cpp's k-quant mixes, named
+// "<base>_s" / "<base>_m" / "<base>_l". Mostly: llama.cpp's file type named as its base type
+// (LLAMA_FTYPE_MOSTLY_Q2_K, _Q4_0, _IQ4_XS, ...), mostly that type with more bits in places.
 enum class Mix : uint8_t { None, S, M, L, Mostly };
 
-// Most file types put every matrix in one tensor type; the mixes (q2_k, q3_k_s, q3_k_m, q3_k_l,
-// q4_k_s, q4_k_m, q5_k_s, q5_k_m) are llama.cpp's: the base type, with more bits for the output
-// matrix and some attn_v, ffn_down and attn_output matrices. A tensor type converts implicitly:
-// `opts.type = Type::Q8_0` asks for every matrix in Q8_0.
+// A file type is what llama-quantize means by the same name: q4_0, q4_1, q5_0, q5_1, iq4_nl and
+// iq4_xs give the output matrix Q6_K (and the IQ4s some attn_v and ffn_down Q5_K); q2_k and the
+// _s/_m/_l mixes more bits for the output matrix and some attn_v, ffn_down and attn_output
+// matrices; the float types, q8_0, q6_k, and q3_k, q4_k, q5_k (which llama.cpp lacks) put
+// every matrix in one type. pure() is the one-type file of any of them. A tensor type converts
+// implicitly to its pure file type: `opts.type = Type::Q4_0` asks for every matrix in Q4_0.
 struct FileType {
     ggml_lite::Type base = ggml_lite::Type::F32;  // the type of (most) matrices
     Mix mix = Mix::None;
@@ -30,6 +33,7 @@ struct FileType {
     FileType(ggml_lite::Type t, Mix m) : base(t), mix(m) {}
     static FileType Q4_K_M() { return {ggml_lite::Type::Q4_K, Mix::M}; }
     static FileType Q2_K() { return {ggml_lite::Type::Q2_K, Mix::Mostly}; }
+    FileType pure() const { return {base, Mix::None}; }
     bool operator==(const FileType&) const = default;
 };
 
@@ -40,7 +44,8 @@ std::string file_type_name(FileType ft);
 // Every name --type accepts, comma-separated, for help and error messages.
 std::string file_type_names();
 
-// llama.cpp's general.file_type (LLAMA_FTYPE_MOSTLY_*) for a file of this type.
+// llama.cpp's general.file_type (LLAMA_FTYPE_MOSTLY_*) for a file of this type (a pure file's
+// is its named type's: llama-quantize --pure writes the same id).
 uint32_t gguf_file_type(FileType ft);
 // The file type of a general.file_type id (the single type where it shares its id with an _S
 // mix: 14 is q4_k); nullopt for an id --type has no name for.

@@ -110,6 +110,39 @@ TEST(TensorTypes, OtherMixesOnLlamaShapes) {
     }
 }
 
+// llama.cpp's file types named as a 32-value-block type or an IQ4 (q4_0 ... iq4_xs, as
+// --type names them): the output matrix Q6_K, token_embd the base type; the IQ4s put attn_v
+// in Q5_K from 4 query heads per KV head (Llama 3 8B, not Llama 2 7B) and ffn_down in Q5_K in
+// the first eighth of the layers. Their pure() files put every matrix in the base type.
+TEST(TensorTypes, NamedFileTypesOnLlamaShapes) {
+    const ModelLayout mha = model_layout("llama", 32, 32, 32, false);
+    const ModelLayout gqa = model_layout("llama", 32, 32, 8, false);
+    const std::vector<int64_t> square{4096, 4096}, kv{4096, 1024}, ffn_out{14336, 4096};
+    const std::vector<int64_t> vocab{4096, 128256};
+    for (Type t : {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::IQ4_XS}) {
+        const FileType ft = *file_type_from_name(ggml_lite::type_name(t));
+        ASSERT_EQ(ft, FileType(t, Mix::Mostly));
+        const bool iq4 = t == Type::IQ4_NL || t == Type::IQ4_XS;
+        EXPECT_EQ(tensor_type(ft, "output.weight", vocab, gqa), Type::Q6_K);
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", vocab, gqa), t);
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", vocab, {32, true}), Type::Q6_K);  // tied
+        for (int64_t l = 0; l < 32; l++) {
+            const std::string b = "blk." + std::to_string(l) + ".";
+            EXPECT_EQ(tensor_type(ft, b + "attn_v.weight", kv, gqa), iq4 ? Type::Q5_K : t);
+            EXPECT_EQ(tensor_type(ft, b + "attn_v.weight", square, mha), t);
+            EXPECT_EQ(tensor_type(ft, b + "ffn_down.weight", ffn_out, gqa),
+                      iq4 && l < 4 ? Type::Q5_K : t);
+            EXPECT_EQ(tensor_type(ft, b + "attn_output.weight", square, gqa), t);
+            EXPECT_EQ(tensor_type(ft, b + "attn_qkv.weight", square, gqa), t);
+            EXPECT_EQ(tensor_type(ft.pure(), b + "attn_v.weight", kv, gqa), t);
+            EXPECT_EQ(tensor_type(ft.pure(), b + "ffn_down.weight", ffn_out, gqa), t);
+        }
+        EXPECT_EQ(tensor_type(ft.pure(), "output.weight", vocab, gqa), t);
+        // SmolLM2's 576-wide output falls back from Q6_K to Q8_0, as in the k-quant mixes.
+        EXPECT_EQ(tensor_type(ft, "token_embd.weight", {576, 49152}, {30, true}), Type::Q8_0);
+    }
+}
+
 // llama.cpp's Q2_K and Q3_K mixes on the same shapes: Llama 2 7B (no GQA) and, for Q2_K's
 // attn_v, Llama 3 8B's 4 query heads per KV head; Llama 2 70B (80 layers, GQA 8) gives attn_v
 // Q5_K where they ask for Q3_K or Q4_K.

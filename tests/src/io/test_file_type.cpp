@@ -20,13 +20,13 @@ TEST(FileTypes, NamesAndGgufIds) {
     };
     for (const Case& c :
          {Case{"f32", Type::F32, Mix::None, 0},        Case{"F16", Type::F16, Mix::None, 1},
-          Case{"q4_0", Type::Q4_0, Mix::None, 2},      Case{"q4_1", Type::Q4_1, Mix::None, 3},
-          Case{"q8_0", Type::Q8_0, Mix::None, 7},      Case{"q5_0", Type::Q5_0, Mix::None, 8},
-          Case{"q5_1", Type::Q5_1, Mix::None, 9},      Case{"q4_k", Type::Q4_K, Mix::None, 14},
+          Case{"q4_0", Type::Q4_0, Mix::Mostly, 2},      Case{"q4_1", Type::Q4_1, Mix::Mostly, 3},
+          Case{"q8_0", Type::Q8_0, Mix::None, 7},      Case{"q5_0", Type::Q5_0, Mix::Mostly, 8},
+          Case{"q5_1", Type::Q5_1, Mix::Mostly, 9},      Case{"q4_k", Type::Q4_K, Mix::None, 14},
           Case{"q4_k_s", Type::Q4_K, Mix::S, 14},      Case{"Q4_K_M", Type::Q4_K, Mix::M, 15},
           Case{"q5_k", Type::Q5_K, Mix::None, 16},     Case{"q5_k_s", Type::Q5_K, Mix::S, 16},
           Case{"q5_k_m", Type::Q5_K, Mix::M, 17},      Case{"q6_k", Type::Q6_K, Mix::None, 18},
-          Case{"iq4_nl", Type::IQ4_NL, Mix::None, 25}, Case{"iq4_xs", Type::IQ4_XS, Mix::None, 30},
+          Case{"iq4_nl", Type::IQ4_NL, Mix::Mostly, 25}, Case{"iq4_xs", Type::IQ4_XS, Mix::Mostly, 30},
           Case{"bf16", Type::BF16, Mix::None, 32},     Case{"q2_k", Type::Q2_K, Mix::Mostly, 10},
           Case{"q3_k", Type::Q3_K, Mix::None, 11},     Case{"q3_k_s", Type::Q3_K, Mix::S, 11},
           Case{"Q3_K_M", Type::Q3_K, Mix::M, 12},      Case{"q3_k_l", Type::Q3_K, Mix::L, 13}}) {
@@ -51,7 +51,11 @@ TEST(FileTypes, FromGgufId) {
     EXPECT_EQ(file_type_from_gguf(12), FileType(Type::Q3_K, Mix::M));
     EXPECT_EQ(file_type_from_gguf(13), FileType(Type::Q3_K, Mix::L));
     EXPECT_EQ(file_type_from_gguf(10), FileType::Q2_K());
-    EXPECT_EQ(file_type_from_gguf(2), FileType(Type::Q4_0));
+    EXPECT_EQ(file_type_from_gguf(2), FileType(Type::Q4_0, Mix::Mostly));
+    // A pure file has its named type's id, as llama-quantize --pure writes it.
+    EXPECT_EQ(gguf_file_type(FileType(Type::Q4_0, Mix::Mostly).pure()), 2u);
+    EXPECT_EQ(gguf_file_type(FileType::Q2_K().pure()), 10u);
+    EXPECT_EQ(gguf_file_type(FileType(Type::IQ4_XS)), 30u);
     EXPECT_FALSE(file_type_from_gguf(21).has_value());  // Q2_K_S
     EXPECT_FALSE(file_type_from_gguf(1000).has_value());
 }
