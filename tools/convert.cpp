@@ -119,11 +119,10 @@ void register_convert(CLI::App& app) {
                                 "write random weights at a preset's shapes instead:" + presets);
     in->excludes(rnd);
     cmd->add_option("-o,--output", a->output, "output GGUF file")->required();
-    cmd->add_option(
-        "--type", a->type,
-        "weight type: " + file_type_names() +
-            " (what llama-quantize gives for the name: q4_0 has a Q6_K output matrix, "
-            "q4_k_m more bits in some layers; q3_k, q4_k, q5_k: that type everywhere)");
+    cmd->add_option("--type", a->type,
+                    "weight type: " + file_type_names() +
+                        " (what llama-quantize gives for the name: q4_0 has a Q6_K output matrix, "
+                        "q4_k_m more bits in some layers; q3_k, q4_k, q5_k: that type everywhere)");
     cmd->add_flag("--pure", a->pure,
                   "every matrix in the --type's base type, as llama-quantize --pure (rows that "
                   "do not split into its blocks still fall back)");

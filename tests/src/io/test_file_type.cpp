@@ -18,18 +18,28 @@ TEST(FileTypes, NamesAndGgufIds) {
         Mix mix;
         uint32_t id;  // llama.cpp's LLAMA_FTYPE_*
     };
-    for (const Case& c :
-         {Case{"f32", Type::F32, Mix::None, 0},        Case{"F16", Type::F16, Mix::None, 1},
-          Case{"q4_0", Type::Q4_0, Mix::Mostly, 2},      Case{"q4_1", Type::Q4_1, Mix::Mostly, 3},
-          Case{"q8_0", Type::Q8_0, Mix::None, 7},      Case{"q5_0", Type::Q5_0, Mix::Mostly, 8},
-          Case{"q5_1", Type::Q5_1, Mix::Mostly, 9},      Case{"q4_k", Type::Q4_K, Mix::None, 14},
-          Case{"q4_k_s", Type::Q4_K, Mix::S, 14},      Case{"Q4_K_M", Type::Q4_K, Mix::M, 15},
-          Case{"q5_k", Type::Q5_K, Mix::None, 16},     Case{"q5_k_s", Type::Q5_K, Mix::S, 16},
-          Case{"q5_k_m", Type::Q5_K, Mix::M, 17},      Case{"q6_k", Type::Q6_K, Mix::None, 18},
-          Case{"iq4_nl", Type::IQ4_NL, Mix::Mostly, 25}, Case{"iq4_xs", Type::IQ4_XS, Mix::Mostly, 30},
-          Case{"bf16", Type::BF16, Mix::None, 32},     Case{"q2_k", Type::Q2_K, Mix::Mostly, 10},
-          Case{"q3_k", Type::Q3_K, Mix::None, 11},     Case{"q3_k_s", Type::Q3_K, Mix::S, 11},
-          Case{"Q3_K_M", Type::Q3_K, Mix::M, 12},      Case{"q3_k_l", Type::Q3_K, Mix::L, 13}}) {
+    for (const Case& c : {Case{"f32", Type::F32, Mix::None, 0},
+                          Case{"F16", Type::F16, Mix::None, 1},
+                          Case{"q4_0", Type::Q4_0, Mix::Mostly, 2},
+                          Case{"q4_1", Type::Q4_1, Mix::Mostly, 3},
+                          Case{"q8_0", Type::Q8_0, Mix::None, 7},
+                          Case{"q5_0", Type::Q5_0, Mix::Mostly, 8},
+                          Case{"q5_1", Type::Q5_1, Mix::Mostly, 9},
+                          Case{"q4_k", Type::Q4_K, Mix::None, 14},
+                          Case{"q4_k_s", Type::Q4_K, Mix::S, 14},
+                          Case{"Q4_K_M", Type::Q4_K, Mix::M, 15},
+                          Case{"q5_k", Type::Q5_K, Mix::None, 16},
+                          Case{"q5_k_s", Type::Q5_K, Mix::S, 16},
+                          Case{"q5_k_m", Type::Q5_K, Mix::M, 17},
+                          Case{"q6_k", Type::Q6_K, Mix::None, 18},
+                          Case{"iq4_nl", Type::IQ4_NL, Mix::Mostly, 25},
+                          Case{"iq4_xs", Type::IQ4_XS, Mix::Mostly, 30},
+                          Case{"bf16", Type::BF16, Mix::None, 32},
+                          Case{"q2_k", Type::Q2_K, Mix::Mostly, 10},
+                          Case{"q3_k", Type::Q3_K, Mix::None, 11},
+                          Case{"q3_k_s", Type::Q3_K, Mix::S, 11},
+                          Case{"Q3_K_M", Type::Q3_K, Mix::M, 12},
+                          Case{"q3_k_l", Type::Q3_K, Mix::L, 13}}) {
         const std::optional<FileType> ft = file_type_from_name(c.name);
         ASSERT_TRUE(ft.has_value()) << c.name;
         EXPECT_EQ(ft->base, c.base) << c.name;
