@@ -27,7 +27,8 @@ struct BenchArgs {
 };
 
 struct Row {
-    std::string test;  // "pp128", "tg32", "tg32@d2048", "tg32x8" (8 sequences at once)
+    std::string test;  // "pp128", "tg32", "pp512@d4096", "tg32@d4096" (after 4096 tokens of
+                       // context), "tg32x8" (8 sequences at once)
     int threads;
     double avg_ts, stddev_ts, max_ts;  // max: the best repetition (on a shared machine, the
                                        // rate the hardware gives when the run gets the CPUs)
@@ -122,6 +123,19 @@ void print_rows(const BenchArgs& a, const Model& m, const std::vector<Row>& rows
     }
 }
 
+// A prompt of n tokens after d tokens of context (as llama-bench's -d): tokens/s.
+Row prompt(Session& s, int64_t d, int64_t n, int reps, int32_t n_vocab) {
+    s.truncate(0);
+    if (d > 0) s.eval(random_tokens(d, n_vocab, 7));
+    const auto ids = random_tokens(n, n_vocab, 42);
+    const Rate rate = measure(reps, n, [&] {
+        s.truncate(d);
+        s.eval(ids);
+    });
+    const std::string test = "pp" + std::to_string(n) + (d ? "@d" + std::to_string(d) : "");
+    return {test, 0, rate.mean, rate.stddev, rate.max};
+}
+
 // Generation of n tokens in each of np sequences at once (one token of each per forward
 // pass), each after d tokens of context: aggregate tokens/s.
 Row generation(Session& s, int64_t d, int64_t n, int np, int reps, int32_t n_vocab) {
@@ -155,9 +169,9 @@ void run(const BenchArgs& a) {
         a.threads.empty() ? std::vector<int>{physical_cores()} : a.threads;
 
     int64_t need_ctx = 1;
-    for (int64_t p : a.n_prompt) need_ctx = std::max(need_ctx, p);
-    for (int64_t g : a.n_gen) {
-        for (int64_t d : a.depth) need_ctx = std::max(need_ctx, d + g);
+    for (int64_t d : a.depth) {
+        for (int64_t p : a.n_prompt) need_ctx = std::max(need_ctx, d + p);
+        for (int64_t g : a.n_gen) need_ctx = std::max(need_ctx, d + g);
     }
 
     std::vector<Row> rows;
@@ -171,17 +185,14 @@ void run(const BenchArgs& a) {
         sp.n_seq = *std::max_element(a.parallel.begin(), a.parallel.end());
         Session s(*model, sp);
 
-        for (int64_t n : a.n_prompt) {
-            if (n <= 0) continue;
-            const auto ids = random_tokens(n, n_vocab, 42);
-            const Rate rate = measure(a.reps, n, [&] {
-                s.truncate(0);
-                s.eval(ids);
-            });
-            rows.push_back({"pp" + std::to_string(n), t, rate.mean, rate.stddev, rate.max});
-            std::fprintf(stderr, "pp%lld, %d threads: %.2f t/s\n", (long long)n, t, rate.mean);
-        }
         for (int64_t d : a.depth) {
+            for (int64_t n : a.n_prompt) {
+                if (n <= 0) continue;
+                Row r = prompt(s, d, n, a.reps, n_vocab);
+                r.threads = t;
+                rows.push_back(r);
+                std::fprintf(stderr, "%s, %d threads: %.2f t/s\n", r.test.c_str(), t, r.avg_ts);
+            }
             for (int64_t n : a.n_gen) {
                 if (n <= 0) continue;
                 for (int np : a.parallel) {
@@ -209,7 +220,8 @@ void register_bench(CLI::App& app) {
     const CLI::Range length(int64_t{0}, int64_t{1} << 24);
     cmd->add_option("-p,--n-prompt", a->n_prompt, "prompt lengths")->delimiter(',')->check(length);
     cmd->add_option("-n,--n-gen", a->n_gen, "generation lengths")->delimiter(',')->check(length);
-    cmd->add_option("-d,--depth", a->depth, "tokens already in the context before tg")
+    cmd->add_option("-d,--depth", a->depth,
+                    "tokens already in the context before each pp and tg test")
         ->delimiter(',')
         ->check(length);
     cmd->add_option("-t,--threads", a->threads, "thread counts")

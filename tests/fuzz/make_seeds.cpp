@@ -176,6 +176,16 @@ void gguf_seeds() {
     tiny_gguf("bpe-bf16-extras", bpe, Type::BF16, s, true);
     s.n_embd = 8, s.n_head = 2, s.n_head_kv = 1, s.n_ff = 16, s.n_layer = 2;
     tiny_gguf("bpe-f32-narrow", bpe, Type::F32, s, false);
+    // Rows of 256, so that every type's blocks, the k-quants' 256-value super-blocks included,
+    // reach the reader and the kernels; the vocabularies alternate.
+    const TinyShape wide{.n_embd = 256, .n_layer = 1, .n_head = 4, .n_head_kv = 2, .n_ff = 256};
+    bool spm = true;
+    for (Type t : {Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q2_K, Type::Q3_K,
+                   Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS}) {
+        const std::string name = std::string(spm ? "spm-" : "bpe-") + ggml_lite::type_name(t);
+        tiny_gguf(name + "-wide", spm ? tok512 : bpe, t, wide, false);
+        spm = !spm;
+    }
 }
 
 // ---- safetensors: the layouts the Hugging Face converter meets ----

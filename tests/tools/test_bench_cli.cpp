@@ -57,6 +57,21 @@ TEST(BenchCli, ParallelGenerationRows) {
     EXPECT_EQ(tests, (std::vector<std::string>{"tg4", "tg4x3", "tg4@d8", "tg4@d8x3"}));
 }
 
+// -d applies to prompts as to generation (llama-bench's ppN@dD): each repetition evaluates the
+// prompt after D tokens already in the cache, in a context sized for both.
+TEST(BenchCli, DepthRowsForPromptAndGeneration) {
+    const std::string model = test::stories_model(ggml_lite::Type::Q8_0);
+    const Output r = run_lila({"bench", "-m", model, "-p", "16", "-n", "2", "-d", "0,500", "-t",
+                               "1", "-r", "2", "-o", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> tests;
+    for (const auto& row : nlohmann::json::parse(r.out)) {
+        tests.push_back(row["test"]);
+        EXPECT_GT(row["avg_ts"].get<double>(), 0.0);
+    }
+    EXPECT_EQ(tests, (std::vector<std::string>{"pp16", "tg2", "pp16@d500", "tg2@d500"}));
+}
+
 TEST(BenchCli, VerboseAndInfoStateCpuAndKernelPaths) {
     const std::string model = test::stories_model(ggml_lite::Type::Q8_0);
     const Output bench = run_lila({"bench", "-m", model, "-p", "4", "-n", "0", "-r", "1", "-v"});
