@@ -417,8 +417,7 @@ struct Q6K : SuperBlockStep<block_q6_K> {
             _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
         __m256i sum[NT];
         for (int t = 0; t < NT; t++) {
-            const __m256i offset = _mm256_madd_epi16(
-                sc16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            const __m256i offset = q8_K_bsums_dot(sc16, *x[t]);
             sum[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
         }
         const __m256i low4 = _mm256_set1_epi8(0x0f);
@@ -550,18 +549,15 @@ struct Q2K : SuperBlockStep<block_q2_K> {
     using Acc = Q6K::Acc;
     template <int NT>
     static void step(const block_q2_K& w, const block_q8_K* const* x, Acc* acc) {
-        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales));
-        const __m128i low4 = _mm_set1_epi8(0x0f);
-        const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
-        const __m256i m16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+        __m256i sc16, m16;
+        q2_K_scales_mins16(w, &sc16, &m16);
         __m256i sum[NT];
         for (int t = 0; t < NT; t++) sum[t] = _mm256_setzero_si256();
         add_field_dots<NT>(
             w.qs, sc16, [](__m256i v, int, int) { return v; }, x, sum);
         const float d = _cvtsh_ss(w.d), dmin = _cvtsh_ss(w.dmin);
         for (int t = 0; t < NT; t++) {
-            const __m256i mins = _mm256_madd_epi16(
-                m16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            const __m256i mins = q8_K_bsums_dot(m16, *x[t]);
             acc[t].s =
                 _mm256_fmadd_ps(_mm256_set1_ps(d * x[t]->d), _mm256_cvtepi32_ps(sum[t]), acc[t].s);
             acc[t].s = _mm256_fnmadd_ps(_mm256_set1_ps(dmin * x[t]->d), _mm256_cvtepi32_ps(mins),
@@ -577,14 +573,10 @@ struct Q3K : SuperBlockStep<block_q3_K> {
     using Acc = Q6K::Acc;
     template <int NT>
     static void step(const block_q3_K& w, const block_q8_K* const* x, Acc* acc) {
-        alignas(16) uint8_t biased[16];
-        q3_K_scales(w.scales, biased);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(
-            _mm_load_si128(reinterpret_cast<const __m128i*>(biased)), _mm_set1_epi8(32)));
+        const __m256i sc16 = q3_K_scales16(w);
         __m256i sum[NT];
         for (int t = 0; t < NT; t++) {
-            const __m256i offset = _mm256_madd_epi16(
-                sc16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            const __m256i offset = q8_K_bsums_dot(sc16, *x[t]);
             sum[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 2));
         }
         const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.hmask));

@@ -612,8 +612,7 @@ struct Q6K : SuperBlockStep<block_q6_K> {
         // The levels are q - 32: start from -32 sum_k sc_k bsum_k.
         __m512i sum[NT];
         for (int t = 0; t < NT; t++) {
-            const __m256i offset = _mm256_madd_epi16(
-                sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            const __m256i offset = q8_K_bsums_dot(sc, *x[t]);
             sum[t] = _mm512_sub_epi32(_mm512_setzero_si512(),
                                       _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 5)));
         }
@@ -705,9 +704,9 @@ struct IQ4XS : SuperBlockStep<block_iq4_xs> {
 
 // sum[t] plus token t's sum_k sc_k sum(level x) over the super-block, in two vpdpwssd chains as
 // Q4_K's: the levels are the 2-bit fields at qs as unsigned bytes, v, or level(v, c) for values
-// 64c.., sc16 the 16 scales as int16 in the low 256 bits.
+// 64c.., sc16 the 16 scales as int16.
 template <int NT, class Level>
-void add_field_dots(const uint8_t* qs, __m512i sc16, Level level, const block_q8_K* const* x,
+void add_field_dots(const uint8_t* qs, __m256i sc16, Level level, const block_q8_K* const* x,
                     __m512i (*sum)[2]) {
     static constexpr Q6ScaleIndex kIndex;
     const __m512i low2 = _mm512_set1_epi8(3);
@@ -718,7 +717,8 @@ void add_field_dots(const uint8_t* qs, __m512i sc16, Level level, const block_q8
             _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(4 * (c % 2))),
                                _mm256_set1_epi16(static_cast<short>(4 * (c % 2) + 2)), 1);
         const __m512i v = level(_mm512_and_si512(_mm512_srlv_epi16(q, shift), low2), c);
-        const __m512i scale = _mm512_permutexvar_epi16(_mm512_load_si512(kIndex.idx[c]), sc16);
+        const __m512i scale = _mm512_permutexvar_epi16(_mm512_load_si512(kIndex.idx[c]),
+                                                       _mm512_castsi256_si512(sc16));
         for (int t = 0; t < NT; t++) {
             const __m512i xq = _mm512_loadu_si512(x[t]->qs + 64 * c);
             sum[t][c % 2] = _mm512_dpwssd_epi32(sum[t][c % 2], _mm512_maddubs_epi16(v, xq), scale);
@@ -732,19 +732,15 @@ struct Q2K : SuperBlockStep<block_q2_K> {
     using Acc = Q6K::Acc;
     template <int NT>
     static void step(const block_q2_K& w, const block_q8_K* const* x, Acc* acc) {
-        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales));
-        const __m128i low4 = _mm_set1_epi8(0x0f);
-        const __m512i sc16 =
-            _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_and_si128(packed, low4)));
-        const __m256i m16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+        __m256i sc16, m16;
+        q2_K_scales_mins16(w, &sc16, &m16);
         __m512i sum[NT][2];
         for (int t = 0; t < NT; t++) sum[t][0] = sum[t][1] = _mm512_setzero_si512();
         add_field_dots<NT>(
             w.qs, sc16, [](__m512i v, int) { return v; }, x, sum);
         const float d = _cvtsh_ss(w.d), dmin = _cvtsh_ss(w.dmin);
         for (int t = 0; t < NT; t++) {
-            const __m256i mins = _mm256_madd_epi16(
-                m16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            const __m256i mins = q8_K_bsums_dot(m16, *x[t]);
             acc[t].s = _mm512_fmadd_ps(_mm512_set1_ps(d * x[t]->d),
                                        _mm512_cvtepi32_ps(_mm512_add_epi32(sum[t][0], sum[t][1])),
                                        acc[t].s);
@@ -761,14 +757,10 @@ struct Q3K : SuperBlockStep<block_q3_K> {
     using Acc = Q6K::Acc;
     template <int NT>
     static void step(const block_q3_K& w, const block_q8_K* const* x, Acc* acc) {
-        alignas(16) uint8_t biased[16];
-        q3_K_scales(w.scales, biased);
-        const __m256i sc = _mm256_cvtepi8_epi16(_mm_sub_epi8(
-            _mm_load_si128(reinterpret_cast<const __m128i*>(biased)), _mm_set1_epi8(32)));
+        const __m256i sc = q3_K_scales16(w);
         __m512i sum[NT][2];
         for (int t = 0; t < NT; t++) {
-            const __m256i offset = _mm256_madd_epi16(
-                sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            const __m256i offset = q8_K_bsums_dot(sc, *x[t]);
             sum[t][0] = _mm512_sub_epi32(_mm512_setzero_si512(),
                                          _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 2)));
             sum[t][1] = _mm512_setzero_si512();
@@ -783,7 +775,7 @@ struct Q3K : SuperBlockStep<block_q3_K> {
                                    _mm256_set1_epi8(static_cast<char>(2 << (2 * c))), 1);
             return _mm512_mask_add_epi8(v, _mm512_test_epi8_mask(hm, bit), v, _mm512_set1_epi8(4));
         };
-        add_field_dots<NT>(w.qs, _mm512_castsi256_si512(sc), level, x, sum);
+        add_field_dots<NT>(w.qs, sc, level, x, sum);
         const float d = _cvtsh_ss(w.d);
         for (int t = 0; t < NT; t++) {
             acc[t].s = _mm512_fmadd_ps(_mm512_set1_ps(d * x[t]->d),

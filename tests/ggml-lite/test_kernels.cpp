@@ -126,16 +126,15 @@ void add_min_part(Type type, const std::vector<uint8_t>& w, int64_t n, std::vect
     for (int64_t i = 0; i < n; i++) mag[i] = std::fabs(sf[i]) + std::fabs(mf[i]);
 }
 
-// Types whose SIMD sums take unsigned levels q and their offset apart: `bound` |d sc| for each
-// weight, d sc read from a copy of w whose levels set_unit makes all 1.
-template <class Block, class SetUnit>
-void offset_part(Type type, const std::vector<uint8_t>& w, int64_t n, double bound,
-                 SetUnit set_unit, std::vector<double>& mag) {
-    std::vector<uint8_t> unit = w;
-    for (size_t b = 0; b < w.size(); b += sizeof(Block))
-        set_unit(reinterpret_cast<Block*>(&unit[b]));
-    const std::vector<float> dsc = to_float(type, unit, n);
-    for (int64_t i = 0; i < n; i++) mag[i] = bound * std::fabs(dsc[i]);
+// Types whose SIMD sums take unsigned levels q and their offset apart, 16 values to a scale:
+// `bound` |d sc| for each weight, sc(block, k) sub-block k's scale.
+template <class Block, class Scale>
+void offset_part(const std::vector<uint8_t>& w, double bound, Scale sc, std::vector<double>& mag) {
+    for (size_t b = 0; b * sizeof(Block) < w.size(); b++) {
+        const auto& blk = *reinterpret_cast<const Block*>(&w[b * sizeof(Block)]);
+        const double d = fp16_to_fp32(blk.d);
+        for (int i = 0; i < QK_K; i++) mag[b * QK_K + i] = bound * std::fabs(d * sc(blk, i / 16));
+    }
 }
 
 // For each weight, the largest magnitude a kernel's partial sums hold for it: |w| itself,
@@ -158,20 +157,9 @@ std::vector<double> weight_magnitudes(Type type, const std::vector<uint8_t>& w, 
         add_min_part<block_q5_1>(type, w, n, mag);
     } else if (type == Type::Q6_K) {
         offset_part<block_q6_K>(
-            type, w, n, 95.0,
-            [](block_q6_K* b) {  // every q 33
-                std::memset(b->ql, 0x11, sizeof b->ql);
-                std::memset(b->qh, 0xaa, sizeof b->qh);
-            },
-            mag);
+            w, 95.0, [](const block_q6_K& b, int k) { return b.scales[k]; }, mag);
     } else if (type == Type::Q3_K) {
-        offset_part<block_q3_K>(
-            type, w, n, 11.0,
-            [](block_q3_K* b) {  // every q 5
-                std::memset(b->qs, 0x55, sizeof b->qs);
-                std::memset(b->hmask, 0xff, sizeof b->hmask);
-            },
-            mag);
+        offset_part<block_q3_K>(w, 11.0, q3_K_scale, mag);
     }
     return mag;
 }
