@@ -87,22 +87,6 @@ inline void q4_K_scales_mins(const uint8_t* packed, uint8_t out[16]) {
     __builtin_memcpy(out, u, 16);
 }
 
-// A Q3_K block's 16 6-bit scales plus 32 (q3_K_scale before its - 32) as bytes, four words at
-// once: word i gets scales 4i..4i+3, their low nibbles from bytes 0-7 (the high nibbles for
-// i >= 2), their top 2 bits from bits 2i, 2i + 1 of bytes 8-11. Bytes, so the ISAs' Q3_K steps
-// subtract the 32 byte-wise (a word subtraction would borrow across bytes).
-inline void q3_K_scales(const uint8_t* packed, uint8_t out[16]) {
-    constexpr uint32_t kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-    uint32_t u[4];
-    __builtin_memcpy(u, packed, 12);
-    const uint32_t top = u[2];
-    u[2] = ((u[0] >> 4) & kLow4) | (((top >> 4) & kLow2) << 4);
-    u[3] = ((u[1] >> 4) & kLow4) | (((top >> 6) & kLow2) << 4);
-    u[0] = (u[0] & kLow4) | ((top & kLow2) << 4);
-    u[1] = (u[1] & kLow4) | (((top >> 2) & kLow2) << 4);
-    __builtin_memcpy(out, u, 16);
-}
-
 template <class S>
 struct QuantTiles {
     static_assert(S::kTokens == 1 || S::kTokens == 2, "rows() leaves at most one token over");

@@ -370,15 +370,31 @@ struct Q2K : SuperBlockStep<block_q2_K> {
     }
 };
 
+// A Q3_K block's 16 signed scales (q3_K_scale), four at a time in words: word i gets scales
+// 4i..4i+3, their low nibbles from bytes 0-7 (the high nibbles for i >= 2), their top 2 bits
+// from bits 2i, 2i + 1 of bytes 8-11. Then each byte, 0..63, less 32 with no borrow across
+// bytes: its top bit set before the subtraction and flipped after.
+void q3_K_scales(const uint8_t* packed, int8_t out[16]) {
+    constexpr uint32_t kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+    constexpr uint32_t kTop = 0x80808080, kBias = 0x20202020;
+    uint32_t u[4];
+    std::memcpy(u, packed, 12);
+    const uint32_t top = u[2];
+    u[2] = ((u[0] >> 4) & kLow4) | (((top >> 4) & kLow2) << 4);
+    u[3] = ((u[1] >> 4) & kLow4) | (((top >> 6) & kLow2) << 4);
+    u[0] = (u[0] & kLow4) | ((top & kLow2) << 4);
+    u[1] = (u[1] & kLow4) | (((top >> 2) & kLow2) << 4);
+    for (uint32_t& word : u) word = ((word | kTop) - kBias) ^ kTop;
+    std::memcpy(out, u, 16);
+}
+
 // Q3_K: levels q - 4, q the 2-bit field with the hmask bit on top, as signed bytes.
 struct Q3K : SuperBlockStep<block_q3_K> {
     using Acc = Q6K::Acc;
     template <int NT>
     static void step(const block_q3_K& w, const block_q8_K* const* x, Acc* acc) {
-        uint8_t biased[16];
-        q3_K_scales(w.scales, biased);
         int8_t sc[16];
-        vst1q_s8(sc, vsubq_s8(vreinterpretq_s8_u8(vld1q_u8(biased)), vdupq_n_s8(32)));
+        q3_K_scales(w.scales, sc);
         const uint8x16_t hm[2] = {vld1q_u8(w.hmask), vld1q_u8(w.hmask + 16)};
         const uint8x16_t four = vdupq_n_u8(4);
         // The third bit of value 128h + 32k + 16j + i is bit 4h + k of hmask byte 16j + i: the

@@ -15,7 +15,6 @@
 #include <xsimd/xsimd.hpp>
 
 #include "ggml-lite/quant.h"
-#include "ggml-lite/quant_tiles-inl.h"
 
 namespace ggml_lite {
 namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
@@ -131,10 +130,19 @@ inline void q2_K_scales_mins16(const block_q2_K& b, __m256i* sc, __m256i* m) {
 
 // A Q3_K block's 16 signed scales (q3_K_scale) as int16, for both ISAs' Q3_K steps.
 inline __m256i q3_K_scales16(const block_q3_K& b) {
-    alignas(16) uint8_t biased[16];
-    q3_K_scales(b.scales, biased);
-    const __m128i s = _mm_load_si128(reinterpret_cast<const __m128i*>(biased));
-    return _mm256_cvtepi8_epi16(_mm_sub_epi8(s, _mm_set1_epi8(32)));
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    // Scale k's low 4 bits: byte k's low nibble (k < 8), byte k - 8's high one.
+    const __m128i l = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales));
+    const __m128i lo =
+        _mm_unpacklo_epi64(_mm_and_si128(l, low4), _mm_and_si128(_mm_srli_epi16(l, 4), low4));
+    // Its top 2 bits: bits 2(k / 4), 2(k / 4) + 1 of byte 8 + k % 4, so word i of the four
+    // top bytes shifted right by 2i.
+    int32_t top;
+    __builtin_memcpy(&top, b.scales + 8, sizeof top);
+    const __m128i hi = _mm_and_si128(
+        _mm_srlv_epi32(_mm_set1_epi32(top), _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(3));
+    return _mm256_cvtepi8_epi16(
+        _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32)));
 }
 
 // sum_k c_k bsum_k in eight int32 lanes (two k each), c one int16 factor per 16 values: how
