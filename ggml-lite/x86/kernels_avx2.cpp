@@ -520,9 +520,9 @@ __m256i lane_scales(__m256i half, int k) {
     return _mm256_shuffle_epi8(half, _mm256_setr_m128i(word(2 * k), word(2 * k + 1)));
 }
 
-// sum[t] plus token t's sum_k sc_k sum(level x) over the super-block: the levels are the 2-bit
-// fields at qs as unsigned bytes, v, or level(v, h, k) for values 128h + 32k.., sc16 the 16
-// scales as int16.
+// sum[t] plus token t's sum_k sc_k sum(level x) over the super-block, sc16 the 16 scales as
+// int16: the levels of values 128h + 32k.. are level(v, h, k), v their 2-bit fields at qs as
+// unsigned bytes.
 template <int NT, class Level>
 void add_field_dots(const uint8_t* qs, __m256i sc16, Level level, const block_q8_K* const* x,
                     __m256i* sum) {

@@ -702,9 +702,9 @@ struct IQ4XS : SuperBlockStep<block_iq4_xs> {
 // are the 32 bytes at 32(c / 2) in both 256-bit halves, shifted by 4(c % 2) and 4(c % 2) + 2,
 // and their four sub-blocks' scales go to their int16 lanes as Q6_K's do.
 
-// sum[t] plus token t's sum_k sc_k sum(level x) over the super-block, in two vpdpwssd chains as
-// Q4_K's: the levels are the 2-bit fields at qs as unsigned bytes, v, or level(v, c) for values
-// 64c.., sc16 the 16 scales as int16.
+// sum[t] plus token t's sum_k sc_k sum(level x) over the super-block in two vpdpwssd chains, as
+// Q4_K's, sc16 the 16 scales as int16: the levels of values 64c.. are level(v, c), v their
+// 2-bit fields at qs as unsigned bytes.
 template <int NT, class Level>
 void add_field_dots(const uint8_t* qs, __m256i sc16, Level level, const block_q8_K* const* x,
                     __m512i (*sum)[2]) {
