@@ -155,18 +155,31 @@ struct QStep : TileStep<typename W::Block, typename W::ActBlock, 1, 2, false> {
     static void prefetch(const uint8_t* p) { __builtin_prefetch(p); }
 };
 
-// ---- k-quants against Q8_K: Q4_K, Q5_K, Q6_K, IQ4_XS -----------------------------------------
+// ---- k-quants against Q8_K: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS -----------------------------
 //
-// A super-block is one step. The levels (Q4_K's and Q5_K's q, Q6_K's q - 32, IQ4_XS's table
-// values) are signed bytes; each sub-block's byte dot product is multiplied by its integer
-// scale in int32, so a super-block is an exact integer sum before its float scales, as in the
-// scalar reference. The mins of Q4_K and Q5_K meet the activations only through their sums,
-// Q8_K's bsums.
+// A super-block is one step. The levels (Q2_K's, Q4_K's and Q5_K's q, Q3_K's q - 4, Q6_K's
+// q - 32, IQ4_XS's table values) are signed bytes; each sub-block's byte dot product is
+// multiplied by its integer scale in int32, so a super-block is an exact integer sum before its
+// float scales, as in the scalar reference. The mins of Q2_K, Q4_K and Q5_K meet the activations
+// only through their sums, Q8_K's bsums.
 
 // sum over two 16-byte halves of a * b, in four int32 lanes.
 int32x4_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
     return dot_bytes(dot_bytes(vdupq_n_s32(0), a0, vld1q_s8(b)), a1, vld1q_s8(b + 16));
 }
+
+// One row's sums so far for one token, for the types with mins: lane 0 the scales part, lane 1
+// the (negated) mins.
+struct MinAcc {
+    float32x2_t v = vdup_n_f32(0.0f);
+    float total() const { return vaddv_f32(v); }
+    // One super-block: its scales part, d_x d sum(lanes of scaled), and its mins part,
+    // d_x dmin sum(lanes of mins).
+    void add(int32x4_t scaled, int32x4_t mins, float dd, float dmin_d) {
+        const int32x2_t ints = vset_lane_s32(vaddvq_s32(mins), vdup_n_s32(vaddvq_s32(scaled)), 1);
+        v = vfma_f32(v, vset_lane_f32(-dmin_d, vdup_n_f32(dd), 1), vcvt_f32_s32(ints));
+    }
+};
 
 // Each step is one weight super-block against NT tokens' activation blocks: the weights are
 // unpacked once for all of them (prefill), and each token's sums run exactly as they would
@@ -174,11 +187,7 @@ int32x4_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
 // Q4_K and Q5_K: Q5_K's fifth bit of value 32j + l is bit j of qh byte l.
 template <class Block>
 struct KMin : SuperBlockStep<Block> {
-    // One row's sums so far for one token: lane 0 the scales part, lane 1 the (negated) mins.
-    struct Acc {
-        float32x2_t v = vdup_n_f32(0.0f);
-        float total() const { return vaddv_f32(v); }
-    };
+    using Acc = MinAcc;
     template <int NT>
     static void step(const Block& w, const block_q8_K* const* x, Acc* acc) {
         uint8_t sm[16];
@@ -215,10 +224,7 @@ struct KMin : SuperBlockStep<Block> {
             const int16x8_t bs = vpaddq_s16(vld1q_s16(x[t]->bsums), vld1q_s16(x[t]->bsums + 8));
             const int32x4_t mprod =
                 vmlal_high_s16(vmull_s16(vget_low_s16(mins), vget_low_s16(bs)), mins, bs);
-            const int32x2_t ints =
-                vset_lane_s32(vaddvq_s32(mprod), vdup_n_s32(vaddvq_s32(sum[t])), 1);
-            const float32x2_t scales = vset_lane_f32(-dmin * x[t]->d, vdup_n_f32(d * x[t]->d), 1);
-            acc[t].v = vfma_f32(acc[t].v, scales, vcvt_f32_s32(ints));
+            acc[t].add(sum[t], mprod, d * x[t]->d, dmin * x[t]->d);
         }
     }
 };
@@ -310,6 +316,105 @@ struct IQ4XS : SuperBlockStep<block_iq4_xs> {
     }
 };
 
+// Q2_K and Q3_K: 16 sub-blocks of 16 values, their 2-bit fields packed alike: value
+// 128h + 32k + l (k < 4, l < 32) is bits 2k, 2k + 1 of qs byte 32h + l, so the 16 bytes at
+// 32h + 16j shifted by 2k are sub-block 8h + 2k + j in order.
+
+// sum[t] plus token t's sum_s sc[s] sum(level x) over the super-block: the levels of sub-block
+// 8h + 2k + j are level(v, h, k, j), v its 2-bit fields.
+template <int NT, class Level>
+void add_field_dots(const uint8_t* qs, const int8_t* sc, Level level, const block_q8_K* const* x,
+                    int32x4_t* sum) {
+    const uint8x16_t low2 = vdupq_n_u8(3);
+    for (int h = 0; h < QK_K / 128; h++) {
+        const uint8x16_t q[2] = {vld1q_u8(qs + 32 * h), vld1q_u8(qs + 32 * h + 16)};
+        for (int k = 0; k < 4; k++) {
+            const int8x16_t shift = vdupq_n_s8(static_cast<int8_t>(-2 * k));  // right by 2k
+            for (int j = 0; j < 2; j++) {
+                const int s = 8 * h + 2 * k + j;
+                const int8x16_t v = level(vandq_u8(vshlq_u8(q[j], shift), low2), h, k, j);
+                for (int t = 0; t < NT; t++) {
+                    const int32x4_t dot = dot_bytes(vdupq_n_s32(0), v, vld1q_s8(x[t]->qs + 16 * s));
+                    sum[t] = vmlaq_n_s32(sum[t], dot, sc[s]);
+                }
+            }
+        }
+    }
+}
+
+// Q2_K: the 2-bit fields are the levels, 4-bit scales, and 4-bit mins that meet the
+// activations through the bsums.
+struct Q2K : SuperBlockStep<block_q2_K> {
+    using Acc = MinAcc;
+    template <int NT>
+    static void step(const block_q2_K& w, const block_q8_K* const* x, Acc* acc) {
+        const uint8x16_t packed = vld1q_u8(w.scales);
+        int8_t sc[16];
+        vst1q_s8(sc, vreinterpretq_s8_u8(vandq_u8(packed, vdupq_n_u8(0x0f))));
+        const uint8x16_t mins = vshrq_n_u8(packed, 4);
+        const int16x8_t m0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mins)));
+        const int16x8_t m1 = vreinterpretq_s16_u16(vmovl_high_u8(mins));
+        int32x4_t sum[NT];
+        for (int t = 0; t < NT; t++) sum[t] = vdupq_n_s32(0);
+        const auto level = [](uint8x16_t v, int, int, int) { return vreinterpretq_s8_u8(v); };
+        add_field_dots<NT>(w.qs, sc, level, x, sum);
+        const float d = half_to_float(w.d), dmin = half_to_float(w.dmin);
+        for (int t = 0; t < NT; t++) {
+            const int16x8_t b0 = vld1q_s16(x[t]->bsums), b1 = vld1q_s16(x[t]->bsums + 8);
+            int32x4_t mprod = vmull_s16(vget_low_s16(m0), vget_low_s16(b0));
+            mprod = vmlal_high_s16(mprod, m0, b0);
+            mprod = vmlal_s16(mprod, vget_low_s16(m1), vget_low_s16(b1));
+            mprod = vmlal_high_s16(mprod, m1, b1);
+            acc[t].add(sum[t], mprod, d * x[t]->d, dmin * x[t]->d);
+        }
+    }
+};
+
+// A Q3_K block's 16 signed scales (q3_K_scale), four at a time in words: word i gets scales
+// 4i..4i+3, their low nibbles from bytes 0-7 (the high nibbles for i >= 2), their top 2 bits
+// from bits 2i, 2i + 1 of bytes 8-11. Then each byte, 0..63, less 32 with no borrow across
+// bytes: its top bit set before the subtraction and flipped after.
+void q3_K_scales(const uint8_t* packed, int8_t out[16]) {
+    constexpr uint32_t kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+    constexpr uint32_t kTop = 0x80808080, kBias = 0x20202020;
+    uint32_t u[4];
+    std::memcpy(u, packed, 12);
+    const uint32_t top = u[2];
+    u[2] = ((u[0] >> 4) & kLow4) | (((top >> 4) & kLow2) << 4);
+    u[3] = ((u[1] >> 4) & kLow4) | (((top >> 6) & kLow2) << 4);
+    u[0] = (u[0] & kLow4) | ((top & kLow2) << 4);
+    u[1] = (u[1] & kLow4) | (((top >> 2) & kLow2) << 4);
+    for (uint32_t& word : u) word = ((word | kTop) - kBias) ^ kTop;
+    std::memcpy(out, u, 16);
+}
+
+// Q3_K: levels q - 4, q the 2-bit field with the hmask bit on top, as signed bytes.
+struct Q3K : SuperBlockStep<block_q3_K> {
+    using Acc = Q6K::Acc;
+    template <int NT>
+    static void step(const block_q3_K& w, const block_q8_K* const* x, Acc* acc) {
+        int8_t sc[16];
+        q3_K_scales(w.scales, sc);
+        const uint8x16_t hm[2] = {vld1q_u8(w.hmask), vld1q_u8(w.hmask + 16)};
+        const uint8x16_t four = vdupq_n_u8(4);
+        // The third bit of value 128h + 32k + 16j + i is bit 4h + k of hmask byte 16j + i: the
+        // level is the field less 4 where that bit is clear.
+        const auto level = [&](uint8x16_t v, int h, int k, int j) {
+            const uint8x16_t set =
+                vtstq_u8(hm[j], vdupq_n_u8(static_cast<uint8_t>(1 << (4 * h + k))));
+            return vsubq_s8(vreinterpretq_s8_u8(v), vreinterpretq_s8_u8(vbicq_u8(four, set)));
+        };
+        int32x4_t sum[NT];
+        for (int t = 0; t < NT; t++) sum[t] = vdupq_n_s32(0);
+        add_field_dots<NT>(w.qs, sc, level, x, sum);
+        const float d = half_to_float(w.d);
+        for (int t = 0; t < NT; t++) {
+            acc[t].v = vfma_f32(acc[t].v, vdup_n_f32(d * x[t]->d),
+                                vcvt_f32_s32(vdup_n_s32(vaddvq_s32(sum[t]))));
+        }
+    }
+};
+
 using Q4K = KMin<block_q4_K>;
 using Q5K = KMin<block_q5_K>;
 
@@ -321,6 +426,8 @@ constexpr TypeOverride kIntegerTypes[] = {
     {Type::Q5_0, QuantTiles<QStep<Q5Weights>>::kernels()},
     {Type::Q5_1, QuantTiles<QStep<Q5_1Weights>>::kernels()},
     {Type::IQ4_NL, QuantTiles<QStep<IQ4NLWeights>>::kernels()},
+    {Type::Q2_K, QuantTiles<Q2K>::kernels()},
+    {Type::Q3_K, QuantTiles<Q3K>::kernels()},
     {Type::Q4_K, QuantTiles<Q4K>::kernels()},
     {Type::Q5_K, QuantTiles<Q5K>::kernels()},
     {Type::Q6_K, QuantTiles<Q6K>::kernels()},

@@ -296,7 +296,7 @@ struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, kStepT
     }
 };
 
-// ---- Super-blocks: Q8_K activations; Q4_K, Q5_K, Q6_K, IQ4_XS weights -----------------------
+// ---- Super-blocks: Q8_K activations; Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS weights -----------
 
 // Bit-identical to quantize_row_q8_K_ref for finite input: the same max (the first value of
 // largest magnitude), the same division and products, and vcvtps2dq rounds ties to even as
@@ -417,8 +417,7 @@ struct Q6K : SuperBlockStep<block_q6_K> {
             _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
         __m256i sum[NT];
         for (int t = 0; t < NT; t++) {
-            const __m256i offset = _mm256_madd_epi16(
-                sc16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            const __m256i offset = q8_K_bsums_dot(sc16, *x[t]);
             sum[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
         }
         const __m256i low4 = _mm256_set1_epi8(0x0f);
@@ -502,6 +501,100 @@ struct IQ4XS : SuperBlockStep<block_iq4_xs> {
     }
 };
 
+// Q2_K and Q3_K: 16 sub-blocks of 16 values, their 2-bit fields packed alike: value
+// 128h + 32k + l (k < 4, l < 32) is bits 2k, 2k + 1 of qs byte 32h + l. The 32 bytes at 32h
+// shifted by 2k are 32 values in order, sub-blocks 8h + 2k and 8h + 2k + 1 in the two 128-bit
+// lanes, so each lane's pair sums take one scale.
+
+// Half h of 16 int16 scales (sub-blocks 8h..8h+7) in both 128-bit lanes.
+__m256i half_scales(__m256i sc16, int h) {
+    return h == 0 ? _mm256_permute2x128_si256(sc16, sc16, 0x00)
+                  : _mm256_permute2x128_si256(sc16, sc16, 0x11);
+}
+
+// [sc_2k x8, sc_2k+1 x8] from a half_scales: word i is bytes 2i, 2i + 1 (vpshufb).
+__m256i lane_scales(__m256i half, int k) {
+    const auto word = [](int i) {
+        return _mm_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * i));
+    };
+    return _mm256_shuffle_epi8(half, _mm256_setr_m128i(word(2 * k), word(2 * k + 1)));
+}
+
+// sum[t] plus token t's sum_k sc_k sum(level x) over the super-block, sc16 the 16 scales as
+// int16: the levels of values 128h + 32k.. are level(v, h, k), v their 2-bit fields at qs as
+// unsigned bytes.
+template <int NT, class Level>
+void add_field_dots(const uint8_t* qs, __m256i sc16, Level level, const block_q8_K* const* x,
+                    __m256i* sum) {
+    const __m256i low2 = _mm256_set1_epi8(3);
+    for (int h = 0; h < QK_K / 128; h++) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * h));
+        const __m256i half = half_scales(sc16, h);
+        for (int k = 0; k < 4; k++) {
+            const __m256i v = level(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), low2), h, k);
+            const __m256i scale = lane_scales(half, k);
+            for (int t = 0; t < NT; t++) {
+                const __m256i xq = _mm256_loadu_si256(
+                    reinterpret_cast<const __m256i*>(x[t]->qs + 128 * h + 32 * k));
+                sum[t] =
+                    _mm256_add_epi32(sum[t], _mm256_madd_epi16(scale, _mm256_maddubs_epi16(v, xq)));
+            }
+        }
+    }
+}
+
+// Q2_K: the 2-bit fields are the levels (pair sums at most 2 * 3 * 128), 4-bit scales; the
+// mins' part, dmin sum_k m_k bsum_k, goes into the same float sum under its own scale.
+struct Q2K : SuperBlockStep<block_q2_K> {
+    using Acc = Q6K::Acc;
+    template <int NT>
+    static void step(const block_q2_K& w, const block_q8_K* const* x, Acc* acc) {
+        __m256i sc16, m16;
+        q2_K_scales_mins16(w, &sc16, &m16);
+        __m256i sum[NT];
+        for (int t = 0; t < NT; t++) sum[t] = _mm256_setzero_si256();
+        add_field_dots<NT>(
+            w.qs, sc16, [](__m256i v, int, int) { return v; }, x, sum);
+        const float d = _cvtsh_ss(w.d), dmin = _cvtsh_ss(w.dmin);
+        for (int t = 0; t < NT; t++) {
+            const __m256i mins = q8_K_bsums_dot(m16, *x[t]);
+            acc[t].s =
+                _mm256_fmadd_ps(_mm256_set1_ps(d * x[t]->d), _mm256_cvtepi32_ps(sum[t]), acc[t].s);
+            acc[t].s = _mm256_fnmadd_ps(_mm256_set1_ps(dmin * x[t]->d), _mm256_cvtepi32_ps(mins),
+                                        acc[t].s);
+        }
+    }
+};
+
+// Q3_K: levels q - 4, q the 2-bit field with the hmask bit on top. vpmaddubsw takes q unsigned
+// (pair sums at most 2 * 7 * 128); the 4 comes off once per super-block through the bsums, as
+// Q6_K's 32 does.
+struct Q3K : SuperBlockStep<block_q3_K> {
+    using Acc = Q6K::Acc;
+    template <int NT>
+    static void step(const block_q3_K& w, const block_q8_K* const* x, Acc* acc) {
+        const __m256i sc16 = q3_K_scales16(w);
+        __m256i sum[NT];
+        for (int t = 0; t < NT; t++) {
+            const __m256i offset = q8_K_bsums_dot(sc16, *x[t]);
+            sum[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 2));
+        }
+        const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.hmask));
+        const __m256i one = _mm256_set1_epi8(1);
+        // The third bit of value 128h + 32k + l: bit 4h + k of hmask byte l.
+        const auto level = [&](__m256i v, int h, int k) {
+            const __m256i third = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
+            return _mm256_or_si256(v, _mm256_slli_epi16(third, 2));
+        };
+        add_field_dots<NT>(w.qs, sc16, level, x, sum);
+        const float d = _cvtsh_ss(w.d);
+        for (int t = 0; t < NT; t++) {
+            acc[t].s =
+                _mm256_fmadd_ps(_mm256_set1_ps(d * x[t]->d), _mm256_cvtepi32_ps(sum[t]), acc[t].s);
+        }
+    }
+};
+
 using Q4K = KMin<block_q4_K>;
 using Q5K = KMin<block_q5_K>;
 using Q8 = QuantTiles<QStep<Q8Weights>>;
@@ -517,6 +610,8 @@ constexpr TypeOverride kTypes[] = {
     {Type::Q5_0, QuantTiles<QStep<Q5Weights>>::kernels()},
     {Type::Q5_1, QuantTiles<QStep<Q5_1Weights>>::kernels()},
     {Type::IQ4_NL, QuantTiles<QStep<IQ4NLWeights>>::kernels()},
+    {Type::Q2_K, QuantTiles<Q2K>::kernels()},
+    {Type::Q3_K, QuantTiles<Q3K>::kernels()},
     {Type::Q4_K, QuantTiles<Q4K>::kernels()},
     {Type::Q5_K, QuantTiles<Q5K>::kernels()},
     {Type::Q6_K, QuantTiles<Q6K>::kernels()},

@@ -473,7 +473,7 @@ void attend(const float* q, int64_t n_q, int64_t hd, const Elem* k, const Elem* 
     }
 }
 
-// ---- Super-blocks: Q8_K activations; Q4_K, Q5_K, Q6_K, IQ4_XS weights -----------------------
+// ---- Super-blocks: Q8_K activations; Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS weights -----------
 
 // Bit-identical to quantize_row_q8_K_ref for finite input: the same max (the first value of
 // largest magnitude), the same division and products, and vcvtps2dq rounds ties to even as
@@ -612,8 +612,7 @@ struct Q6K : SuperBlockStep<block_q6_K> {
         // The levels are q - 32: start from -32 sum_k sc_k bsum_k.
         __m512i sum[NT];
         for (int t = 0; t < NT; t++) {
-            const __m256i offset = _mm256_madd_epi16(
-                sc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->bsums)));
+            const __m256i offset = q8_K_bsums_dot(sc, *x[t]);
             sum[t] = _mm512_sub_epi32(_mm512_setzero_si512(),
                                       _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 5)));
         }
@@ -698,6 +697,94 @@ struct IQ4XS : SuperBlockStep<block_iq4_xs> {
     }
 };
 
+// Q2_K and Q3_K: 16 sub-blocks of 16 values, their 2-bit fields packed alike: value
+// 128h + 32k + l (k < 4, l < 32) is bits 2k, 2k + 1 of qs byte 32h + l. So the values 64c..64c+63
+// are the 32 bytes at 32(c / 2) in both 256-bit halves, shifted by 4(c % 2) and 4(c % 2) + 2,
+// and their four sub-blocks' scales go to their int16 lanes as Q6_K's do.
+
+// sum[t] plus token t's sum_k sc_k sum(level x) over the super-block in two vpdpwssd chains, as
+// Q4_K's, sc16 the 16 scales as int16: the levels of values 64c.. are level(v, c), v their
+// 2-bit fields at qs as unsigned bytes.
+template <int NT, class Level>
+void add_field_dots(const uint8_t* qs, __m256i sc16, Level level, const block_q8_K* const* x,
+                    __m512i (*sum)[2]) {
+    static constexpr Q6ScaleIndex kIndex;
+    const __m512i low2 = _mm512_set1_epi8(3);
+    for (int c = 0; c < QK_K / 64; c++) {
+        const __m512i q = _mm512_broadcast_i64x4(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (c / 2))));
+        const __m512i shift =
+            _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(4 * (c % 2))),
+                               _mm256_set1_epi16(static_cast<short>(4 * (c % 2) + 2)), 1);
+        const __m512i v = level(_mm512_and_si512(_mm512_srlv_epi16(q, shift), low2), c);
+        const __m512i scale = _mm512_permutexvar_epi16(_mm512_load_si512(kIndex.idx[c]),
+                                                       _mm512_castsi256_si512(sc16));
+        for (int t = 0; t < NT; t++) {
+            const __m512i xq = _mm512_loadu_si512(x[t]->qs + 64 * c);
+            sum[t][c % 2] = _mm512_dpwssd_epi32(sum[t][c % 2], _mm512_maddubs_epi16(v, xq), scale);
+        }
+    }
+}
+
+// Q2_K: the 2-bit fields are the levels (pair sums at most 2 * 3 * 128), 4-bit scales; the
+// mins' part, dmin sum_k m_k bsum_k, goes into the same float sum under its own scale.
+struct Q2K : SuperBlockStep<block_q2_K> {
+    using Acc = Q6K::Acc;
+    template <int NT>
+    static void step(const block_q2_K& w, const block_q8_K* const* x, Acc* acc) {
+        __m256i sc16, m16;
+        q2_K_scales_mins16(w, &sc16, &m16);
+        __m512i sum[NT][2];
+        for (int t = 0; t < NT; t++) sum[t][0] = sum[t][1] = _mm512_setzero_si512();
+        add_field_dots<NT>(
+            w.qs, sc16, [](__m512i v, int) { return v; }, x, sum);
+        const float d = _cvtsh_ss(w.d), dmin = _cvtsh_ss(w.dmin);
+        for (int t = 0; t < NT; t++) {
+            const __m256i mins = q8_K_bsums_dot(m16, *x[t]);
+            acc[t].s = _mm512_fmadd_ps(_mm512_set1_ps(d * x[t]->d),
+                                       _mm512_cvtepi32_ps(_mm512_add_epi32(sum[t][0], sum[t][1])),
+                                       acc[t].s);
+            acc[t].s = _mm512_fnmadd_ps(_mm512_set1_ps(dmin * x[t]->d),
+                                        _mm512_cvtepi32_ps(_mm512_zextsi256_si512(mins)), acc[t].s);
+        }
+    }
+};
+
+// Q3_K: levels q - 4, q the 2-bit field with the hmask bit on top (added as 4 under a mask).
+// vpmaddubsw takes q unsigned (pair sums at most 2 * 7 * 128); the 4 comes off once per
+// super-block through the bsums, as Q6_K's 32 does.
+struct Q3K : SuperBlockStep<block_q3_K> {
+    using Acc = Q6K::Acc;
+    template <int NT>
+    static void step(const block_q3_K& w, const block_q8_K* const* x, Acc* acc) {
+        const __m256i sc = q3_K_scales16(w);
+        __m512i sum[NT][2];
+        for (int t = 0; t < NT; t++) {
+            const __m256i offset = q8_K_bsums_dot(sc, *x[t]);
+            sum[t][0] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                         _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 2)));
+            sum[t][1] = _mm512_setzero_si512();
+        }
+        const __m512i hm =
+            _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.hmask)));
+        // The third bit of value 64c + 32j + l (j < 2) = 128h + 32k + l: bit 4h + k = 2c + j of
+        // hmask byte l.
+        const auto level = [&](__m512i v, int c) {
+            const __m512i bit =
+                _mm512_inserti64x4(_mm512_set1_epi8(static_cast<char>(1 << (2 * c))),
+                                   _mm256_set1_epi8(static_cast<char>(2 << (2 * c))), 1);
+            return _mm512_mask_add_epi8(v, _mm512_test_epi8_mask(hm, bit), v, _mm512_set1_epi8(4));
+        };
+        add_field_dots<NT>(w.qs, sc, level, x, sum);
+        const float d = _cvtsh_ss(w.d);
+        for (int t = 0; t < NT; t++) {
+            acc[t].s = _mm512_fmadd_ps(_mm512_set1_ps(d * x[t]->d),
+                                       _mm512_cvtepi32_ps(_mm512_add_epi32(sum[t][0], sum[t][1])),
+                                       acc[t].s);
+        }
+    }
+};
+
 using Q4K = KMin<block_q4_K>;
 using Q5K = KMin<block_q5_K>;
 using Q8 = QuantTiles<QStep<Q8Weights>>;
@@ -713,6 +800,8 @@ constexpr TypeOverride kTypes[] = {
     {Type::Q5_0, QuantTiles<QStep<Q5Weights>>::kernels()},
     {Type::Q5_1, QuantTiles<QStep<Q5_1Weights>>::kernels()},
     {Type::IQ4_NL, QuantTiles<QStep<IQ4NLWeights>>::kernels()},
+    {Type::Q2_K, QuantTiles<Q2K>::kernels()},
+    {Type::Q3_K, QuantTiles<Q3K>::kernels()},
     {Type::Q4_K, QuantTiles<Q4K>::kernels()},
     {Type::Q5_K, QuantTiles<Q5K>::kernels()},
     {Type::Q6_K, QuantTiles<Q6K>::kernels()},

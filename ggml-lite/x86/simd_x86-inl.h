@@ -1,6 +1,6 @@
 // x86 helpers shared by the AVX2 and AVX-512 translation units: the half and bfloat16 loaders,
-// horizontal sums, Q4_K's scale decoding for rows side by side, IQ4_XS's scales, the activation
-// sums of Q8_K, and the packed kernels' far prefetch distance.
+// horizontal sums, Q4_K's scale decoding for rows side by side, IQ4_XS's, Q2_K's and Q3_K's scales,
+// the activation sums of Q8_K, and the packed kernels' far prefetch distance.
 //
 // Include only from the x86 ISA translation units (x86/kernels_avx2.cpp, x86/packed_avx2.cpp,
 // x86/kernels_avx512.cpp, x86/packed_kquant_avx512.cpp). Each is compiled with its own -m flags
@@ -117,6 +117,38 @@ inline __m128i iq4_xs_scales16(const block_iq4_xs& b) {
             _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1)),
         14);
     return _mm_sub_epi16(_mm_or_si128(lo, _mm_slli_epi16(h, 4)), _mm_set1_epi16(32));
+}
+
+// A Q2_K block's 16 scales and 16 mins (the nibbles of its scale bytes) as int16, for both ISAs'
+// Q2_K steps.
+inline void q2_K_scales_mins16(const block_q2_K& b, __m256i* sc, __m256i* m) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    *sc = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
+    *m = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+}
+
+// A Q3_K block's 16 signed scales (q3_K_scale) as int16, for both ISAs' Q3_K steps.
+inline __m256i q3_K_scales16(const block_q3_K& b) {
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    // Scale k's low 4 bits: byte k's low nibble (k < 8), byte k - 8's high one.
+    const __m128i l = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales));
+    const __m128i lo =
+        _mm_unpacklo_epi64(_mm_and_si128(l, low4), _mm_and_si128(_mm_srli_epi16(l, 4), low4));
+    // Its top 2 bits: bits 2(k / 4), 2(k / 4) + 1 of byte 8 + k % 4, so word i of the four
+    // top bytes shifted right by 2i.
+    int32_t top;
+    __builtin_memcpy(&top, b.scales + 8, sizeof top);
+    const __m128i hi = _mm_and_si128(
+        _mm_srlv_epi32(_mm_set1_epi32(top), _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(3));
+    return _mm256_cvtepi8_epi16(
+        _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32)));
+}
+
+// sum_k c_k bsum_k in eight int32 lanes (two k each), c one int16 factor per 16 values: how
+// Q2_K's mins and Q3_K's level offset meet the activations.
+inline __m256i q8_K_bsums_dot(__m256i c16, const block_q8_K& x) {
+    return _mm256_madd_epi16(c16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)));
 }
 
 // Byte-wise: bits 6-7 of each byte moved to bits 4-5 (a Q4_K scale's or min's top bits).

@@ -126,10 +126,21 @@ void add_min_part(Type type, const std::vector<uint8_t>& w, int64_t n, std::vect
     for (int64_t i = 0; i < n; i++) mag[i] = std::fabs(sf[i]) + std::fabs(mf[i]);
 }
 
+// Types whose SIMD sums take unsigned levels q and their offset apart, 16 values to a scale:
+// `bound` |d sc| for each weight, sc(block, k) sub-block k's scale.
+template <class Block, class Scale>
+void offset_part(const std::vector<uint8_t>& w, double bound, Scale sc, std::vector<double>& mag) {
+    for (size_t b = 0; b * sizeof(Block) < w.size(); b++) {
+        const auto& blk = *reinterpret_cast<const Block*>(&w[b * sizeof(Block)]);
+        const double d = fp16_to_fp32(blk.d);
+        for (int i = 0; i < QK_K; i++) mag[b * QK_K + i] = bound * std::fabs(d * sc(blk, i / 16));
+    }
+}
+
 // For each weight, the largest magnitude a kernel's partial sums hold for it: |w| itself,
 // except where the kernels sum parts of w apart. The types with a min sum the scaled levels and
 // the min separately, which may cancel only at the end; Q6_K's SIMD sums take unsigned levels q and
-// the offset 32 apart, at most 95 |d sc| together.
+// the offset 32 apart, at most 95 |d sc| together, Q3_K's q and 4, at most 11 |d sc|.
 std::vector<double> weight_magnitudes(Type type, const std::vector<uint8_t>& w, int64_t n) {
     std::vector<double> mag(static_cast<size_t>(n));
     const std::vector<float> wf = to_float(type, w, n);
@@ -145,14 +156,10 @@ std::vector<double> weight_magnitudes(Type type, const std::vector<uint8_t>& w, 
     } else if (type == Type::Q5_1) {
         add_min_part<block_q5_1>(type, w, n, mag);
     } else if (type == Type::Q6_K) {
-        std::vector<uint8_t> unit = w;  // every level 33: decodes to d sc
-        for (size_t b = 0; b < w.size(); b += sizeof(block_q6_K)) {
-            auto* blk = reinterpret_cast<block_q6_K*>(&unit[b]);
-            std::memset(blk->ql, 0x11, sizeof blk->ql);
-            std::memset(blk->qh, 0xaa, sizeof blk->qh);
-        }
-        const std::vector<float> dsc = to_float(type, unit, n);
-        for (int64_t i = 0; i < n; i++) mag[i] = 95.0 * std::fabs(dsc[i]);
+        offset_part<block_q6_K>(
+            w, 95.0, [](const block_q6_K& b, int k) { return b.scales[k]; }, mag);
+    } else if (type == Type::Q3_K) {
+        offset_part<block_q3_K>(w, 11.0, q3_K_scale, mag);
     }
     return mag;
 }
@@ -350,8 +357,10 @@ void expect_exact(const Kernels& k, Type type, const std::vector<Block>& w,
 // -8..8 (fp16 integers); activations at most 8 (32-value blocks) or 2 (super-blocks) in
 // magnitude. Bounds on the sum of |terms|, below 2^24 so every partial sum is an exact float:
 // 32-value blocks 32 * 127 * 8 * 2 + 8 * 256 per block (IQ4_NL's levels), times 129 blocks;
-// Q5_K 7 * 256 * 31 * 2 * 2 + 7 * 256 * 2 per super-block, times 64; IQ4_XS scales of at most
-// 7 in magnitude, 7 * 256 * 127 * 2 * 2 per super-block, times 16.
+// Q5_K 7 * 256 * 31 * 2 * 2 + 7 * 256 * 2 per super-block, times 64; Q2_K (random 4-bit
+// scales and mins) 15 * 256 * 3 * 2 * 2 + 15 * 256 * 2, times 64; IQ4_XS scales of at most 7
+// in magnitude, 7 * 256 * 127 * 2 * 2 per super-block, times 16; Q3_K (random 6-bit scales,
+// levels and offset apart) 32 * 256 * (7 + 4) * 2 * 2, times 16.
 TEST(Kernels, MoreTypesExactOnExactData) {
     std::mt19937 rng(6);
     std::uniform_int_distribution<int> small(0, 7), mins(-8, 8);
@@ -398,6 +407,13 @@ TEST(Kernels, MoreTypesExactOnExactData) {
                     q5k[i].scales[j] = static_cast<uint8_t>(small(rng) | small(rng) << 4);
             }
             expect_exact(*k, Type::Q5_K, q5k, xk);
+            std::vector<block_q2_K> q2k(nb);
+            random_levels(q2k, rng);
+            for (int64_t i = 0; i < nb; i++) {
+                q2k[i].d = scale(i);
+                q2k[i].dmin = 0x3c00;
+            }
+            expect_exact(*k, Type::Q2_K, q2k, xk);
 
             if (nb > 16) continue;
             std::vector<block_iq4_xs> xs(nb);
@@ -413,6 +429,10 @@ TEST(Kernels, MoreTypesExactOnExactData) {
                 }
             }
             expect_exact(*k, Type::IQ4_XS, xs, xk);
+            std::vector<block_q3_K> q3k(nb);
+            random_levels(q3k, rng);
+            for (int64_t i = 0; i < nb; i++) q3k[i].d = scale(i);
+            expect_exact(*k, Type::Q3_K, q3k, xk);
         }
     }
 }
