@@ -311,23 +311,29 @@ void q8_0c_from_float(const float* x, void* y, int64_t n) {
     }
 }
 
-// Row r's integer dot in a block column: unsigned levels times values, plus the correction.
-int32_t packed_dot(const block_q4_0x16& w, int r, const block_q8_0c& x) {
-    int32_t sum = x.c;
-    for (int m = 0; m < 4; m++) {
-        for (int k = 0; k < 4; k++) {
-            const int q = w.qs[m][r][k];
-            sum += (q & 0x0f) * x.qs[4 * m + k] + (q >> 4) * x.qs[16 + 4 * m + k];
-        }
-    }
-    return sum;
+// Value j (< 32) of row r in a block column as the unsigned level the correction c pairs with
+// (block_q8_0c): the level plus the type's offset, as stored or as read.
+int packed_nibble(const uint8_t (*qs)[kPackRows][4], int r, int j) {
+    return j < 16 ? qs[j / 4][r][j % 4] & 0x0f : qs[(j - 16) / 4][r][j % 4] >> 4;
+}
+int packed_level(const block_q4_0x16& w, int r, int j) {
+    return packed_nibble(w.qs, r, j);
+}
+int packed_level(const block_iq4_nlx16& w, int r, int j) {
+    return kvalues_iq4nl[packed_nibble(w.qs, r, j)] + 128;
+}
+int packed_level(const block_q5_0x16& w, int r, int j) {
+    return packed_nibble(w.qs, r, j) | (((w.qh[r][j / 8] >> (j % 8)) & 1) << 4);
+}
+int packed_level(const block_q8_0x16& w, int r, int j) {
+    return w.qs[j / 4][r][j % 4];
 }
 
-int32_t packed_dot(const block_q8_0x16& w, int r, const block_q8_0c& x) {
+// Row r's integer dot in a block column: unsigned levels times values, plus the correction.
+template <class Packed>
+int32_t packed_dot(const Packed& w, int r, const block_q8_0c& x) {
     int32_t sum = x.c;
-    for (int m = 0; m < 8; m++) {
-        for (int k = 0; k < 4; k++) sum += w.qs[m][r][k] * x.qs[4 * m + k];
-    }
+    for (int j = 0; j < QK8_0; j++) sum += packed_level(w, r, j) * x.qs[j];
     return sum;
 }
 
@@ -486,6 +492,9 @@ const Kernels& kernels_scalar() {
             {Type::BF16, {nullptr, packed_float_gemm<BF16>}},
             {Type::Q8_0, {q8_0c_from_float<128>, packed_gemm<block_q8_0x16, block_q8_0c, QK8_0>}},
             {Type::Q4_0, {q8_0c_from_float<8>, packed_gemm<block_q4_0x16, block_q8_0c, QK4_0>}},
+            {Type::Q5_0, {q8_0c_from_float<16>, packed_gemm<block_q5_0x16, block_q8_0c, QK5_0>}},
+            {Type::IQ4_NL,
+             {q8_0c_from_float<128>, packed_gemm<block_iq4_nlx16, block_q8_0c, QK4_NL>}},
             {Type::Q4_K, {from_float(Type::Q8_K), packed_gemm<block_q4_Kx16, block_q8_K, QK_K>}},
             {Type::Q6_K, {from_float(Type::Q8_K), packed_gemm<block_q6_Kx16, block_q8_K, QK_K>}},
         };

@@ -1,5 +1,5 @@
-// NEON packed-weight kernels of the integer types (packed.h, kernels.h: PackedKernels): Q4_0 and
-// Q8_0 against block_q8_0c activations, Q4_K and Q6_K against Q8_K.
+// NEON packed-weight kernels of the integer types (packed.h, kernels.h: PackedKernels): Q4_0,
+// Q5_0, IQ4_NL and Q8_0 against block_q8_0c activations, Q4_K and Q6_K against Q8_K.
 //
 // Include only from the NEON translation units, through kernels_neon-inl.h: both compile these
 // kernels, kernels_neon.cpp with the baseline flags and kernels_neon_dotprod.cpp with +dotprod
@@ -72,8 +72,8 @@ float32x4_t load_halves(const fp16_t* p) {
 // pass, as registers allow) and slice<NT>(w, g, x, acc): block column w's rows 4g..4g+3
 // against NT tokens, fma'd into acc[t] as the reference orders its steps.
 
-// Q4_0 and Q8_0: a slice of a block column is eight signed operands, op[i] facing activation
-// bytes 4i..4i+3; one float step per token.
+// Q4_0, Q5_0, IQ4_NL and Q8_0: a slice of a block column is eight signed operands, op[i] facing
+// activation bytes 4i..4i+3; one float step per token.
 template <class P>
 struct PackedQ32 {
     using Block = typename P::Block;
@@ -95,18 +95,60 @@ struct PackedQ32 {
     }
 };
 
+// The nibbles of Q4_0, Q5_0 and IQ4_NL in slice g: op[i] elements 4i..4i+3 of each row, the
+// low nibbles of words 0-3, then the high ones.
+void packed_nibbles(const uint8_t (*qs)[kPackRows][4], int g, uint8x16_t* op) {
+    const uint8x16_t mask = vdupq_n_u8(0x0f);
+    for (int i = 0; i < 4; i++) {
+        const uint8x16_t v = vld1q_u8(qs[i][4 * g]);
+        op[i] = vandq_u8(v, mask);     // elements 4i..4i+3
+        op[i + 4] = vshrq_n_u8(v, 4);  // elements 16 + 4i..
+    }
+}
+
 struct PackedQ4 {
     using Block = block_q4_0x16;
     // The levels q (0..15) are valid signed bytes; the reference's integer is c + sum q x
     // with c = -8 sum x, so c is added to the sum of products.
     static constexpr bool kAddCorrection = true;
     static void load(const Block& w, int g, int8x16_t* op) {
-        const uint8x16_t mask = vdupq_n_u8(0x0f);
-        for (int i = 0; i < 4; i++) {
-            const uint8x16_t v = vld1q_u8(w.qs[i][4 * g]);
-            op[i] = vreinterpretq_s8_u8(vandq_u8(v, mask));     // elements 4i..4i+3
-            op[i + 4] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));  // elements 16 + 4i..
+        uint8x16_t q[8];
+        packed_nibbles(w.qs, g, q);
+        for (int i = 0; i < 8; i++) op[i] = vreinterpretq_s8_u8(q[i]);
+    }
+};
+
+// Q5_0: 16 added where a row's fifth bit is set; the levels q (0..31) are valid signed bytes
+// and c = -16 sum x makes them q - 16. Element 4i + k's bit is bit 4 (i % 2) + k of qh byte
+// i / 2: that byte copied to the 4 bytes of each row's lane, tested against one bit per byte.
+struct PackedQ5 {
+    using Block = block_q5_0x16;
+    static constexpr bool kAddCorrection = true;
+    static void load(const Block& w, int g, int8x16_t* op) {
+        uint8x16_t q[8];
+        packed_nibbles(w.qs, g, q);
+        const uint8x16_t qh = vld1q_u8(w.qh[4 * g]);
+        const uint8x16_t lane_starts = {0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12};
+        for (int i = 0; i < 8; i++) {
+            const uint8x16_t bytes =
+                vqtbl1q_u8(qh, vaddq_u8(lane_starts, vdupq_n_u8(static_cast<uint8_t>(i / 2))));
+            const uint8x16_t bits = vreinterpretq_u8_u32(vdupq_n_u32(0x08040201u << (4 * (i % 2))));
+            const uint8x16_t fifth = vandq_u8(vtstq_u8(bytes, bits), vdupq_n_u8(16));
+            op[i] = vreinterpretq_s8_u8(vorrq_u8(q[i], fifth));
         }
+    }
+};
+
+// IQ4_NL: the nibbles looked up in the table of signed levels. sum v x is exactly the
+// reference's c + sum (v + 128) x with c = -128 sum x, so c is not read.
+struct PackedIQ4NL {
+    using Block = block_iq4_nlx16;
+    static constexpr bool kAddCorrection = false;
+    static void load(const Block& w, int g, int8x16_t* op) {
+        const int8x16_t table = vld1q_s8(kvalues_iq4nl);
+        uint8x16_t q[8];
+        packed_nibbles(w.qs, g, q);
+        for (int i = 0; i < 8; i++) op[i] = vqtbl1q_s8(table, q[i]);
     }
 };
 

@@ -291,20 +291,60 @@ struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, 2, fal
 //
 // Sixteen rows per group, one int32 lane per row: a block column is 8 vpdpbusd, each 4 bytes
 // of all 16 rows times 4 activation bytes broadcast from memory, then one conversion and one
-// FMA per token. The weight operands (Q4_0's nibbles split) are loaded once per block column
+// FMA per token. The weight operands (Q4_0's nibbles split, Q5_0's with the fifth bits,
+// IQ4_NL's looked up in its table) are loaded once per block column
 // for up to kPackTokens tokens, and nothing is summed horizontally.
 
-// The 8 unsigned operands of a block column; operand i pairs with activation bytes 4i..4i+3.
-struct PackedQ4 {  // low nibbles of words 0-3 (elements 4m..), then the high ones (16 + 4m..)
-    using Block = block_q4_0x16;
-    static void load(const Block& w, __m512i* op) {
-        const __m512i mask = _mm512_set1_epi8(0x0f);
+// The 8 unsigned operands of a block column; operand i pairs with activation bytes 4i..4i+3,
+// i.e. holds elements 4i..4i+3 of every row. Each type differs only in how it makes them from
+// the block column (the correction c of the activations undoes the offset).
+
+// The nibbles of Q4_0, Q5_0 and IQ4_NL: the low ones of words 0-3 (elements 4m..), then the
+// high ones (16 + 4m..).
+void packed_nibbles(const uint8_t (*qs)[kPackRows][4], __m512i* op) {
+    const __m512i mask = _mm512_set1_epi8(0x0f);
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; m++) {
-            const __m512i v = _mm512_loadu_si512(w.qs[m]);
-            op[m] = _mm512_and_si512(v, mask);
-            op[m + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+    for (int m = 0; m < 4; m++) {
+        const __m512i v = _mm512_loadu_si512(qs[m]);
+        op[m] = _mm512_and_si512(v, mask);
+        op[m + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+    }
+}
+
+struct PackedQ4 {
+    using Block = block_q4_0x16;
+    static void load(const Block& w, __m512i* op) { packed_nibbles(w.qs, op); }
+};
+
+// Q5_0: 16 added where a row's fifth bit is set. Element 4i + k's bit is bit 4 (i % 2) + k of
+// qh byte i / 2: that byte copied to the 4 bytes of each row's lane, tested against one bit
+// per byte.
+struct PackedQ5 {
+    using Block = block_q5_0x16;
+    static void load(const Block& w, __m512i* op) {
+        packed_nibbles(w.qs, op);
+        const __m512i qh = _mm512_loadu_si512(w.qh);
+        const __m512i lane_starts = _mm512_broadcast_i32x4(
+            _mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
+        const __m512i sixteen = _mm512_set1_epi8(16);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            const __m512i bytes =
+                _mm512_shuffle_epi8(qh, _mm512_add_epi8(lane_starts, _mm512_set1_epi8(i / 2)));
+            const __m512i bits = _mm512_set1_epi32(static_cast<int>(0x08040201u << (4 * (i % 2))));
+            op[i] = _mm512_mask_add_epi8(op[i], _mm512_test_epi8_mask(bytes, bits), op[i], sixteen);
         }
+    }
+};
+
+// IQ4_NL: the nibbles looked up in the table of levels plus 128.
+struct PackedIQ4NL {
+    using Block = block_iq4_nlx16;
+    static void load(const Block& w, __m512i* op) {
+        const __m512i table = iq4nl_table_u8();
+        packed_nibbles(w.qs, op);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) op[i] = _mm512_shuffle_epi8(table, op[i]);
     }
 };
 
@@ -726,6 +766,8 @@ constexpr PackedOverride kPacked[] = {
     {Type::BF16, {nullptr, packed_float_gemm<LoadBF16<Arch>>}},
     {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedQ8>}},
     {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ4>}},
+    {Type::Q5_0, {quantize_q8_0c<16, quantize_q8_0>, packed_gemm<PackedQ5>}},
+    {Type::IQ4_NL, {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedIQ4NL>}},
     {Type::Q4_K, {quantize_q8_K, avx512::packed_gemm_q4_K}},
     {Type::Q6_K, {quantize_q8_K, avx512::packed_gemm_q6_K}},
 };

@@ -1,5 +1,5 @@
-// AVX2 kernels for packed weights (packed.h): Q4_0 and Q8_0 against block_q8_0c activations,
-// Q4_K and Q6_K against Q8_K, F32, F16 and BF16 against float activations.
+// AVX2 kernels for packed weights (packed.h): Q4_0, Q5_0, IQ4_NL and Q8_0 against block_q8_0c
+// activations, Q4_K and Q6_K against Q8_K, F32, F16 and BF16 against float activations.
 //
 // A 16-row group is two 256-bit halves, rows 0-7 and rows 8-15 of every 64-byte word or
 // column, one int32 or float lane per row, so nothing is summed horizontally. AVX2 has no
@@ -45,39 +45,117 @@ __m256i word(const int8_t* p) {
     return _mm256_set1_epi32(v);
 }
 
-// ---- Q4_0 and Q8_0 ------------------------------------------------------------------------
+// ---- Q4_0, Q5_0, IQ4_NL and Q8_0 ------------------------------------------------------------
 
-// Operand i of a half pairs with activation bytes 4i..4i+3. Q4_0: the low nibbles of words
-// 0-3 (elements 4m..), then the high ones (16 + 4m..). vpmaddubsw's int16 pair sums are at most
-// 2 * 15 * 128 = 3840, so the 8 products of a block column add up in int16 exactly (30720)
-// before one vpmaddwd widens them; the stored levels are q, the correction c = -8 sum(x)
-// makes them q - 8.
-struct PackedQ4 {
+// Operand i of a half pairs with activation bytes 4i..4i+3, i.e. holds elements 4i..4i+3 of the
+// half's rows. Each type differs only in how it makes them from the block column and in which
+// of the two dots below reads them.
+
+// The nibbles of Q4_0, Q5_0 and IQ4_NL: the low ones of words 0-3 (elements 4m..), then the
+// high ones (16 + 4m..).
+void packed_nibbles(const uint8_t (*qs)[kPackRows][4], int h, __m256i* op) {
+    const __m256i mask = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; m++) {
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[m][kHalfRows * h]));
+        op[m] = _mm256_and_si256(v, mask);
+        op[m + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+    }
+}
+
+// Unsigned levels q at most MaxLevel against the signed activations, from the correction c
+// (c + sum q x is the reference's sum (q - offset) x). vpmaddubsw's int16 pair sums are at
+// most 2 * MaxLevel * 128, so groups of as many as stay below 2^15 add up in int16 exactly
+// before one vpmaddwd each widens them: all 8 for Q4_0 (30720), 4 for Q5_0 (31744).
+template <int MaxLevel>
+__m256i unsigned_dot(const __m256i* op, const block_q8_0c& x) {
+    constexpr int kGroup = 32767 / (2 * MaxLevel * 128) >= 8 ? 8 : 4;
+    static_assert(kGroup * 2 * MaxLevel * 128 < 32768);
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i sum = _mm256_set1_epi32(x.c);
+#pragma GCC unroll 2
+    for (int g = 0; g < 8; g += kGroup) {
+        __m256i s = _mm256_maddubs_epi16(op[g], word(x.qs + 4 * g));
+#pragma GCC unroll 8
+        for (int i = g + 1; i < g + kGroup; i++)
+            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(op[i], word(x.qs + 4 * i)));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(s, ones));
+    }
+    return sum;
+}
+
+// Signed levels w: op[i] the values, op[i + 8] their magnitudes. Unsigned w + 128 times a
+// signed byte would overflow vpmaddubsw's int16 pair sums, so the sign moves onto the
+// activations: |w| times sign(w) x, pairs at most 2 * 128 * 127, each widened to int32 alone.
+// That is sum w x directly, which equals the reference's c + sum (w + 128) x: the correction is
+// not used.
+__m256i signed_dot(const __m256i* op, const block_q8_0c& x) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i s = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        const __m256i p =
+            _mm256_maddubs_epi16(op[i + 8], _mm256_sign_epi8(word(x.qs + 4 * i), op[i]));
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+    }
+    return s;
+}
+
+struct PackedQ4 {  // the stored levels are q, the correction c = -8 sum(x) makes them q - 8
     using Block = block_q4_0x16;
     static constexpr int kOps = 8;
+    static void load(const Block& w, int h, __m256i* op) { packed_nibbles(w.qs, h, op); }
+    static __m256i dot(const __m256i* op, const block_q8_0c& x) { return unsigned_dot<15>(op, x); }
+};
+
+// Q5_0: 16 added where a row's fifth bit is set (levels q - 16 by c = -16 sum(x)). Element
+// 4i + k's bit is bit 4 (i % 2) + k of qh byte i / 2: that byte copied to the 4 bytes of each
+// row's lane, compared with one bit per byte.
+struct PackedQ5 {
+    using Block = block_q5_0x16;
+    static constexpr int kOps = 8;
     static void load(const Block& w, int h, __m256i* op) {
-        const __m256i mask = _mm256_set1_epi8(0x0f);
-#pragma GCC unroll 4
-        for (int m = 0; m < 4; m++) {
-            const __m256i v =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs[m][kHalfRows * h]));
-            op[m] = _mm256_and_si256(v, mask);
-            op[m + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+        packed_nibbles(w.qs, h, op);
+        const __m256i qh =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh[kHalfRows * h]));
+        const __m256i lane_starts = _mm256_broadcastsi128_si256(
+            _mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
+        const __m256i sixteen = _mm256_set1_epi8(16);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            const __m256i bytes =
+                _mm256_shuffle_epi8(qh, _mm256_add_epi8(lane_starts, _mm256_set1_epi8(i / 2)));
+            const __m256i bits = _mm256_set1_epi32(static_cast<int>(0x08040201u << (4 * (i % 2))));
+            const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bits), bits);
+            op[i] = _mm256_or_si256(op[i], _mm256_and_si256(set, sixteen));
         }
     }
     static __m256i dot(const __m256i* op, const block_q8_0c& x) {
-        __m256i s = _mm256_maddubs_epi16(op[0], word(x.qs));
-#pragma GCC unroll 8
-        for (int i = 1; i < 8; i++)
-            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(op[i], word(x.qs + 4 * i)));
-        return _mm256_add_epi32(_mm256_madd_epi16(s, _mm256_set1_epi16(1)), _mm256_set1_epi32(x.c));
+        return unsigned_dot<31>(op, x);
     }
 };
 
-// Q8_0's stored w + 128 times a signed byte would overflow vpmaddubsw's int16 pair sums, so the
-// offset is undone (w = stored ^ 0x80) and the sign moved onto the activations: |w| times
-// sign(w) x, pairs at most 2 * 128 * 127, each widened to int32 alone. That is sum w x
-// directly, which equals the reference's c + sum (w + 128) x: the correction is not used.
+// IQ4_NL: the nibbles looked up in the table of signed levels.
+struct PackedIQ4NL {
+    using Block = block_iq4_nlx16;
+    static constexpr int kOps = 16;  // the signed levels, then their magnitudes
+    static void load(const Block& w, int h, __m256i* op) {
+        const __m256i table = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+        packed_nibbles(w.qs, h, op);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            op[i] = _mm256_shuffle_epi8(table, op[i]);
+            op[i + 8] = _mm256_abs_epi8(op[i]);
+        }
+    }
+    static __m256i dot(const __m256i* op, const block_q8_0c& x) {
+        return signed_dot(op, x);
+    }
+};
+
+// Q8_0: stored as w + 128; the offset undone (w = stored ^ 0x80).
 struct PackedQ8 {
     using Block = block_q8_0x16;
     static constexpr int kOps = 16;  // the signed values, then their magnitudes
@@ -92,15 +170,7 @@ struct PackedQ8 {
         }
     }
     static __m256i dot(const __m256i* op, const block_q8_0c& x) {
-        const __m256i ones = _mm256_set1_epi16(1);
-        __m256i s = _mm256_setzero_si256();
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) {
-            const __m256i p =
-                _mm256_maddubs_epi16(op[i + 8], _mm256_sign_epi8(word(x.qs + 4 * i), op[i]));
-            s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
-        }
-        return s;
+        return signed_dot(op, x);
     }
 };
 
@@ -410,6 +480,16 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
 void packed_gemm_q4_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     packed_gemm<PackedQ4>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q5_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    packed_gemm<PackedQ5>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_iq4_nl(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                        int64_t y_stride, int nr, int nt) {
+    packed_gemm<PackedIQ4NL>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
