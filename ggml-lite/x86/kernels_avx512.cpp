@@ -796,8 +796,8 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ4>}},
     {Type::Q5_0, {quantize_q8_0c<16, quantize_q8_0>, packed_gemm<PackedQ5>}},
     {Type::IQ4_NL, {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedIQ4NL>}},
-    {Type::Q4_1, {nullptr, packed_gemm<PackedQ4_1>}},
-    {Type::Q5_1, {nullptr, packed_gemm<PackedQ5_1>}},
+    {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, packed_gemm<PackedQ4_1>}},
+    {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, packed_gemm<PackedQ5_1>}},
     {Type::Q4_K, {quantize_q8_K, avx512::packed_gemm_q4_K}},
     {Type::Q6_K, {quantize_q8_K, avx512::packed_gemm_q6_K}},
 };

@@ -248,7 +248,7 @@ TEST(Packed, ActivationsAreQ8_1) {
     for (Type type : {Type::Q4_1, Type::Q5_1}) {
         for (int64_t cols : {32, 64, 2048}) {
             auto x = test::random_floats(cols, static_cast<uint32_t>(cols), -3.0f, 3.0f);
-            for (int i = 32; i < 64 && i < cols; i++) x[i] = 0.0f;  // an all-zero block
+            for (int i = 32; i < 64 && i < cols; i++) x[i] = -0.0f;  // an all-zero block
             std::vector<block_q8_1> q(cols / 32);
             quantize_row_q8_1_ref(x.data(), q.data(), cols);
             const auto want = activations(ref(), type, x, 1, cols);
