@@ -311,31 +311,69 @@ void q8_0c_from_float(const float* x, void* y, int64_t n) {
     }
 }
 
-// Row r's integer dot in a block column: unsigned levels times values, plus the correction.
-int32_t packed_dot(const block_q4_0x16& w, int r, const block_q8_0c& x) {
-    int32_t sum = x.c;
-    for (int m = 0; m < 4; m++) {
-        for (int k = 0; k < 4; k++) {
-            const int q = w.qs[m][r][k];
-            sum += (q & 0x0f) * x.qs[4 * m + k] + (q >> 4) * x.qs[16 + 4 * m + k];
-        }
+// Q8_1's bytes (quantize_row_q8_1_ref) with d and s as floats.
+void q8_1c_from_float(const float* x, void* y, int64_t n) {
+    auto* out = static_cast<block_q8_1c*>(y);
+    for (int64_t b = 0; b < n / QK8_1; b++) {
+        block_q8_1 q;
+        quantize_row_q8_1_ref(x + b * QK8_1, &q, QK8_1);
+        out[b].d = fp16_to_fp32(q.d);
+        out[b].s = fp16_to_fp32(q.s);
+        std::memcpy(out[b].qs, q.qs, QK8_1);
     }
-    return sum;
 }
 
-int32_t packed_dot(const block_q8_0x16& w, int r, const block_q8_0c& x) {
-    int32_t sum = x.c;
-    for (int m = 0; m < 8; m++) {
-        for (int k = 0; k < 4; k++) sum += w.qs[m][r][k] * x.qs[4 * m + k];
-    }
+// Value j (< 32) of row r in a block column as the unsigned level the correction c pairs with
+// (block_q8_0c): the level plus the type's offset, as stored or as read; Q4_1 and Q5_1 (against
+// block_q8_1c) have no offset.
+int packed_nibble(const uint8_t (*qs)[kPackRows][4], int r, int j) {
+    return j < 16 ? qs[j / 4][r][j % 4] & 0x0f : qs[(j - 16) / 4][r][j % 4] >> 4;
+}
+int packed_level(const block_q4_0x16& w, int r, int j) {
+    return packed_nibble(w.qs, r, j);
+}
+int packed_level(const block_iq4_nlx16& w, int r, int j) {
+    return kvalues_iq4nl[packed_nibble(w.qs, r, j)] + 128;
+}
+// Q5_0 and Q5_1: the nibble and the fifth bit from the row's qh.
+template <class Packed>
+int packed_five_bit(const Packed& w, int r, int j) {
+    return packed_nibble(w.qs, r, j) | (((w.qh[r][j / 8] >> (j % 8)) & 1) << 4);
+}
+int packed_level(const block_q5_0x16& w, int r, int j) {
+    return packed_five_bit(w, r, j);
+}
+int packed_level(const block_q4_1x16& w, int r, int j) {
+    return packed_nibble(w.qs, r, j);
+}
+int packed_level(const block_q5_1x16& w, int r, int j) {
+    return packed_five_bit(w, r, j);
+}
+int packed_level(const block_q8_0x16& w, int r, int j) {
+    return w.qs[j / 4][r][j % 4];
+}
+
+// Row r's integer dot in a block column: unsigned levels times values, from `init`.
+template <class Packed>
+int32_t packed_dot(const Packed& w, int r, const int8_t* xq, int32_t init) {
+    int32_t sum = init;
+    for (int j = 0; j < QK8_0; j++) sum += packed_level(w, r, j) * xq[j];
     return sum;
 }
 
 // One block column of row r added to sum: std::fma, as the SIMD kernels accumulate, so that
-// every table gives these bits.
+// every table gives these bits. Against block_q8_0c the dot starts from the correction;
+// against block_q8_1c a second fma adds the minimum's m_w s_x.
 template <class Packed>
 float packed_block(const Packed& w, int r, const block_q8_0c& x, float sum) {
-    return std::fma(static_cast<float>(packed_dot(w, r, x)), fp16_to_fp32(w.d[r]) * x.d, sum);
+    const int32_t dot = packed_dot(w, r, x.qs, x.c);
+    return std::fma(static_cast<float>(dot), fp16_to_fp32(w.d[r]) * x.d, sum);
+}
+template <class Packed>
+float packed_block(const Packed& w, int r, const block_q8_1c& x, float sum) {
+    const int32_t dot = packed_dot(w, r, x.qs, 0);
+    sum = std::fma(static_cast<float>(dot), fp16_to_fp32(w.d[r]) * x.d, sum);
+    return std::fma(fp16_to_fp32(w.m[r]), x.s, sum);
 }
 
 // Super-block columns against Q8_K activations: the integer sums of a super-block are exact,
@@ -486,6 +524,11 @@ const Kernels& kernels_scalar() {
             {Type::BF16, {nullptr, packed_float_gemm<BF16>}},
             {Type::Q8_0, {q8_0c_from_float<128>, packed_gemm<block_q8_0x16, block_q8_0c, QK8_0>}},
             {Type::Q4_0, {q8_0c_from_float<8>, packed_gemm<block_q4_0x16, block_q8_0c, QK4_0>}},
+            {Type::Q5_0, {q8_0c_from_float<16>, packed_gemm<block_q5_0x16, block_q8_0c, QK5_0>}},
+            {Type::IQ4_NL,
+             {q8_0c_from_float<128>, packed_gemm<block_iq4_nlx16, block_q8_0c, QK4_NL>}},
+            {Type::Q4_1, {q8_1c_from_float, packed_gemm<block_q4_1x16, block_q8_1c, QK4_1>}},
+            {Type::Q5_1, {q8_1c_from_float, packed_gemm<block_q5_1x16, block_q8_1c, QK5_1>}},
             {Type::Q4_K, {from_float(Type::Q8_K), packed_gemm<block_q4_Kx16, block_q8_K, QK_K>}},
             {Type::Q6_K, {from_float(Type::Q8_K), packed_gemm<block_q6_Kx16, block_q8_K, QK_K>}},
         };

@@ -45,8 +45,8 @@ private:
     size_t size_ = 0;
 };
 
-// Rearranges every matrix in `ws` that the active kernel table has a packed path for (Q4_0 and
-// Q8_0 on AVX-512 and in the scalar reference) into one buffer and points its `packed` at it;
+// Rearranges every matrix in `ws` that the active kernel table has a packed path for (every
+// type with a packed layout: packed.h, packable) into one buffer and points its `packed` at it;
 // the others are left alone. The buffer must outlive every use of the matrices. It takes as
 // much memory as the originals, whose pages matmul no longer reads (get_row still does):
 // `packed`, when given, is called (from any thread) with each matrix as soon as it has been

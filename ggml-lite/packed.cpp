@@ -22,10 +22,32 @@ void put_words(uint8_t (*dst)[kPackRows][4], const uint8_t* src, int n, int r, u
     }
 }
 
-// Row r of a block column: one overload per quantized type.
-void put_row(block_q4_0x16& p, int r, const block_q4_0& b) {
+// The scale and the 16 bytes of nibbles of a Q4_0, Q4_1, Q5_0, Q5_1 or IQ4_NL row.
+template <class Packed, class Block>
+void put_nibble_row(Packed& p, int r, const Block& b) {
     p.d[r] = b.d;
     put_words(p.qs, b.qs, 4, r);
+}
+
+// Row r of a block column: one overload per quantized type.
+void put_row(block_q4_0x16& p, int r, const block_q4_0& b) {
+    put_nibble_row(p, r, b);
+}
+void put_row(block_iq4_nlx16& p, int r, const block_iq4_nl& b) {
+    put_nibble_row(p, r, b);
+}
+void put_row(block_q5_0x16& p, int r, const block_q5_0& b) {
+    put_nibble_row(p, r, b);
+    std::memcpy(p.qh[r], b.qh, 4);
+}
+void put_row(block_q4_1x16& p, int r, const block_q4_1& b) {
+    put_nibble_row(p, r, b);
+    p.m[r] = b.m;
+}
+void put_row(block_q5_1x16& p, int r, const block_q5_1& b) {
+    put_nibble_row(p, r, b);
+    p.m[r] = b.m;
+    std::memcpy(p.qh[r], b.qh, 4);
 }
 void put_row(block_q8_0x16& p, int r, const block_q8_0& b) {
     p.d[r] = b.d;
@@ -87,6 +109,10 @@ constexpr Layout kLayouts[] = {
     {Type::BF16, pack_float_group<bf16_t>, sizeof(float), 1},
     {Type::Q8_0, pack_group<block_q8_0, block_q8_0x16>, sizeof(block_q8_0c), QK8_0},
     {Type::Q4_0, pack_group<block_q4_0, block_q4_0x16>, sizeof(block_q8_0c), QK8_0},
+    {Type::Q5_0, pack_group<block_q5_0, block_q5_0x16>, sizeof(block_q8_0c), QK8_0},
+    {Type::IQ4_NL, pack_group<block_iq4_nl, block_iq4_nlx16>, sizeof(block_q8_0c), QK8_0},
+    {Type::Q4_1, pack_group<block_q4_1, block_q4_1x16>, sizeof(block_q8_1c), QK8_1},
+    {Type::Q5_1, pack_group<block_q5_1, block_q5_1x16>, sizeof(block_q8_1c), QK8_1},
     {Type::Q4_K, pack_group<block_q4_K, block_q4_Kx16>, sizeof(block_q8_K), QK_K},
     {Type::Q6_K, pack_group<block_q6_K, block_q6_Kx16>, sizeof(block_q8_K), QK_K},
 };

@@ -2,13 +2,14 @@
 // activation blocks they read.
 //
 // A matrix is cut into groups of kPackRows = 16 rows (the last one padded with zero rows); a
-// group is stored column by column (block column by block column for Q4_0 and Q8_0), the 16
+// group is stored column by column (block column by block column for the quantized types), the 16
 // rows' values of a column together:
 // - F32, F16, BF16: column c is 16 values, row 0 first: one vector load is one column of all
 //   16 rows, and one FMA with the column's activation broadcast advances 16 row sums.
-// - Q4_0, Q8_0, Q4_K, Q6_K: within a block column, word m (4 bytes) of every row sits side by
-//   side, so one 64-byte load is 4 bytes of each of the 16 rows: exactly a vpdpbusd operand
-//   whose int32 lane r sums row r. The per-row scales are side by side too (16 lanes).
+// - Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q6_K: within a block column, word m (4 bytes) of
+//   every row
+//   sits side by side, so one 64-byte load is 4 bytes of each of the 16 rows: exactly a vpdpbusd
+//   operand whose int32 lane r sums row r. The per-row scales are side by side too (16 lanes).
 // The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned), so a
 // packed matrix takes the memory of the original.
 #pragma once
@@ -30,6 +31,35 @@ struct block_q4_0x16 {
     uint8_t qs[4][kPackRows][4];
 };
 static_assert(sizeof(block_q4_0x16) == 288);  // 16 Q4_0 blocks
+
+// IQ4_NL: Q4_0's shape, the nibbles being indices into kvalues_iq4nl (a type of its own for the
+// kernels' overloads).
+struct block_iq4_nlx16 : block_q4_0x16 {};
+static_assert(sizeof(block_iq4_nlx16) == 288);  // 16 IQ4_NL blocks
+
+// Q5_0: Q4_0's nibbles plus qh[r] = row r's 32 fifth bits (bit j: element j), side by side.
+struct block_q5_0x16 {
+    fp16_t d[kPackRows];
+    uint8_t qh[kPackRows][4];
+    uint8_t qs[4][kPackRows][4];
+};
+static_assert(sizeof(block_q5_0x16) == 16 * 22);  // 16 Q5_0 blocks
+
+// Q4_1 and Q5_1: Q4_0's and Q5_0's block columns with the rows' minimums beside their scales.
+struct block_q4_1x16 {
+    fp16_t d[kPackRows];
+    fp16_t m[kPackRows];
+    uint8_t qs[4][kPackRows][4];
+};
+static_assert(sizeof(block_q4_1x16) == 16 * 20);  // 16 Q4_1 blocks
+
+struct block_q5_1x16 {
+    fp16_t d[kPackRows];
+    fp16_t m[kPackRows];
+    uint8_t qh[kPackRows][4];
+    uint8_t qs[4][kPackRows][4];
+};
+static_assert(sizeof(block_q5_1x16) == 16 * 24);  // 16 Q5_1 blocks
 
 // The same for Q8_0, the values stored offset to unsigned (w + 128, i.e. w ^ 0x80, as
 // vpdpbusd wants its first operand): qs[m][r] = elements 4m..4m+3 of row r, m < 8.
@@ -62,8 +92,9 @@ static_assert(sizeof(block_q6_Kx16) == 16 * 210);
 
 // An activation block for the packed kernels: Q8_0's values (the same bytes
 // quantize_row_q8_0_ref writes), the scale already as float, and the integer correction of the
-// unsigned weight operand: c = -8 sum(qs) facing Q4_0 (levels q - 8 stored as q), -128 sum(qs)
-// facing Q8_0 (w stored as w + 128).
+// unsigned weight operand: c = -8 sum(qs) facing Q4_0 (levels q - 8 stored as q), -16 sum(qs)
+// facing Q5_0 (q - 16), -128 sum(qs) facing Q8_0 (w stored as w + 128) and IQ4_NL (its table's
+// values read as value + 128).
 struct block_q8_0c {
     float d;
     int32_t c;
@@ -71,11 +102,23 @@ struct block_q8_0c {
 };
 static_assert(sizeof(block_q8_0c) == 40);
 
+// The activation block facing Q4_1 and Q5_1 (levels q, no offset, plus the row's minimum m):
+// Q8_1's values (quantize_row_q8_1_ref's bytes), its d and s (d sum(qs), rounded to fp16 as
+// Q8_1 stores it) as floats; a block adds d_w d sum(q x) + m s.
+struct block_q8_1c {
+    float d;
+    float s;
+    int8_t qs[32];
+};
+static_assert(sizeof(block_q8_1c) == 40);
+
 // True for the types that have a packed layout (a row of packed.cpp's layouts): F32, F16, BF16,
-// Q4_0, Q8_0, Q4_K, Q6_K. The functions below throw std::invalid_argument for the others.
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q6_K. The functions below throw
+// std::invalid_argument for the others.
 bool packable(Type t);
 // Bytes of one activation row of `cols` values as the packed kernels of weight type t read it:
-// floats for F32/F16/BF16, block_q8_0c for Q4_0/Q8_0, block_q8_K for Q4_K/Q6_K.
+// floats for F32/F16/BF16, block_q8_0c for Q4_0/Q5_0/IQ4_NL/Q8_0, block_q8_1c for Q4_1/Q5_1,
+// block_q8_K for Q4_K/Q6_K.
 size_t packed_activation_size(Type t, int64_t cols);
 // Bytes of one packed group of 16 rows of `cols` columns: those of the 16 rows.
 size_t packed_group_size(Type t, int64_t cols);

@@ -1,5 +1,6 @@
-// NEON packed-weight kernels of the integer types (packed.h, kernels.h: PackedKernels): Q4_0 and
-// Q8_0 against block_q8_0c activations, Q4_K and Q6_K against Q8_K.
+// NEON packed-weight kernels of the integer types (packed.h, kernels.h: PackedKernels): Q4_0,
+// Q5_0, IQ4_NL and Q8_0 against block_q8_0c activations, Q4_1 and Q5_1 against block_q8_1c,
+// Q4_K and Q6_K against Q8_K.
 //
 // Include only from the NEON translation units, through kernels_neon-inl.h: both compile these
 // kernels, kernels_neon.cpp with the baseline flags and kernels_neon_dotprod.cpp with +dotprod
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
@@ -72,18 +74,20 @@ float32x4_t load_halves(const fp16_t* p) {
 // pass, as registers allow) and slice<NT>(w, g, x, acc): block column w's rows 4g..4g+3
 // against NT tokens, fma'd into acc[t] as the reference orders its steps.
 
-// Q4_0 and Q8_0: a slice of a block column is eight signed operands, op[i] facing activation
-// bytes 4i..4i+3; one float step per token.
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and Q8_0: a slice of a block column is eight signed operands,
+// op[i] facing activation bytes 4i..4i+3; one float step per token. Against block_q8_1c (Q4_1,
+// Q5_1) a second FMA per token adds the rows' minimums times s.
 template <class P>
 struct PackedQ32 {
     using Block = typename P::Block;
-    using ActBlock = block_q8_0c;
+    using ActBlock = typename P::Act;
+    static constexpr bool kMin = std::is_same_v<ActBlock, block_q8_1c>;
     static constexpr int kValues = QK8_0;
     // Four float accumulators (one per slice) a token, 16 registers; the operands and the
     // activations take most of the rest.
     static constexpr int kTokens = 4;
     template <int NT>
-    static void slice(const Block& w, int g, const block_q8_0c* const* x, float32x4_t* acc) {
+    static void slice(const Block& w, int g, const ActBlock* const* x, float32x4_t* acc) {
         int8x16_t op[8];
         P::load(w, g, op);
         const float32x4_t wd = load_halves(w.d + 4 * g);
@@ -92,26 +96,76 @@ struct PackedQ32 {
             if constexpr (P::kAddCorrection) s = vaddq_s32(s, vdupq_n_s32(x[t]->c));
             acc[t] = vfmaq_f32(acc[t], vcvtq_f32_s32(s), vmulq_n_f32(wd, x[t]->d));
         }
+        if constexpr (kMin) {
+            const float32x4_t wm = load_halves(w.m + 4 * g);
+            for (int t = 0; t < NT; t++) acc[t] = vfmaq_n_f32(acc[t], wm, x[t]->s);
+        }
     }
 };
 
-struct PackedQ4 {
-    using Block = block_q4_0x16;
-    // The levels q (0..15) are valid signed bytes; the reference's integer is c + sum q x
-    // with c = -8 sum x, so c is added to the sum of products.
-    static constexpr bool kAddCorrection = true;
+// The nibbles of Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL in slice g: op[i] elements 4i..4i+3 of each row,
+// the low nibbles of words 0-3, then the high ones.
+void packed_nibbles(const uint8_t (*qs)[kPackRows][4], int g, uint8x16_t* op) {
+    const uint8x16_t mask = vdupq_n_u8(0x0f);
+    for (int i = 0; i < 4; i++) {
+        const uint8x16_t v = vld1q_u8(qs[i][4 * g]);
+        op[i] = vandq_u8(v, mask);     // elements 4i..4i+3
+        op[i + 4] = vshrq_n_u8(v, 4);  // elements 16 + 4i..
+    }
+}
+
+// Q5_0 and Q5_1: 16 added where a row's fifth bit is set. Element 4i + k's bit is bit 4 (i % 2) + k
+// of qh byte i / 2: that byte copied to the 4 bytes of each row's lane, tested against one bit per
+// byte.
+void add_packed_fifth_bits(const uint8_t (*qh)[4], int g, uint8x16_t* q) {
+    const uint8x16_t h = vld1q_u8(qh[4 * g]);
+    const uint8x16_t lane_starts = {0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12};
+    for (int i = 0; i < 8; i++) {
+        const uint8x16_t bytes =
+            vqtbl1q_u8(h, vaddq_u8(lane_starts, vdupq_n_u8(static_cast<uint8_t>(i / 2))));
+        const uint8x16_t bits = vreinterpretq_u8_u32(vdupq_n_u32(0x08040201u << (4 * (i % 2))));
+        q[i] = vorrq_u8(q[i], vandq_u8(vtstq_u8(bytes, bits), vdupq_n_u8(16)));
+    }
+}
+
+// Q4_0, Q4_1, Q5_0, Q5_1: the nibbles, with the fifth bits where the block has them. The
+// levels q (0..31) are valid signed bytes; against block_q8_0c the reference's integer is
+// c + sum q x (c = -8 sum x or -16 sum x), so c is added to the sum of products; block_q8_1c
+// has no correction (the minimums are added after).
+template <class B, class A, bool FifthBits>
+struct PackedNibbles {
+    using Block = B;
+    using Act = A;
+    static constexpr bool kAddCorrection = std::is_same_v<Act, block_q8_0c>;
     static void load(const Block& w, int g, int8x16_t* op) {
-        const uint8x16_t mask = vdupq_n_u8(0x0f);
-        for (int i = 0; i < 4; i++) {
-            const uint8x16_t v = vld1q_u8(w.qs[i][4 * g]);
-            op[i] = vreinterpretq_s8_u8(vandq_u8(v, mask));     // elements 4i..4i+3
-            op[i + 4] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));  // elements 16 + 4i..
-        }
+        uint8x16_t q[8];
+        packed_nibbles(w.qs, g, q);
+        if constexpr (FifthBits) add_packed_fifth_bits(w.qh, g, q);
+        for (int i = 0; i < 8; i++) op[i] = vreinterpretq_s8_u8(q[i]);
+    }
+};
+using PackedQ4 = PackedNibbles<block_q4_0x16, block_q8_0c, false>;
+using PackedQ5 = PackedNibbles<block_q5_0x16, block_q8_0c, true>;
+using PackedQ4_1 = PackedNibbles<block_q4_1x16, block_q8_1c, false>;
+using PackedQ5_1 = PackedNibbles<block_q5_1x16, block_q8_1c, true>;
+
+// IQ4_NL: the nibbles looked up in the table of signed levels. sum v x is exactly the
+// reference's c + sum (v + 128) x with c = -128 sum x, so c is not read.
+struct PackedIQ4NL {
+    using Block = block_iq4_nlx16;
+    using Act = block_q8_0c;
+    static constexpr bool kAddCorrection = false;
+    static void load(const Block& w, int g, int8x16_t* op) {
+        const int8x16_t table = vld1q_s8(kvalues_iq4nl);
+        uint8x16_t q[8];
+        packed_nibbles(w.qs, g, q);
+        for (int i = 0; i < 8; i++) op[i] = vqtbl1q_s8(table, q[i]);
     }
 };
 
 struct PackedQ8 {
     using Block = block_q8_0x16;
+    using Act = block_q8_0c;
     // Stored as w + 128: xor 0x80 gives w back, and sum w x is exactly the reference's
     // c + sum (w + 128) x with c = -128 sum x, so c is not read.
     static constexpr bool kAddCorrection = false;

@@ -625,6 +625,10 @@ constexpr PackedOverride kPacked[] = {
     {Type::BF16, {nullptr, avx2::packed_gemm_bf16}},
     {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, avx2::packed_gemm_q8_0}},
     {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, avx2::packed_gemm_q4_0}},
+    {Type::Q5_0, {quantize_q8_0c<16, quantize_q8_0>, avx2::packed_gemm_q5_0}},
+    {Type::IQ4_NL, {quantize_q8_0c<128, quantize_q8_0>, avx2::packed_gemm_iq4_nl}},
+    {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, avx2::packed_gemm_q4_1}},
+    {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, avx2::packed_gemm_q5_1}},
     {Type::Q4_K, {quantize_q8_K, avx2::packed_gemm_q4_K}},
     {Type::Q6_K, {quantize_q8_K, avx2::packed_gemm_q6_K}},
 };

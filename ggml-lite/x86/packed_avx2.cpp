@@ -1,5 +1,6 @@
-// AVX2 kernels for packed weights (packed.h): Q4_0 and Q8_0 against block_q8_0c activations,
-// Q4_K and Q6_K against Q8_K, F32, F16 and BF16 against float activations.
+// AVX2 kernels for packed weights (packed.h): Q4_0, Q5_0, IQ4_NL and Q8_0 against block_q8_0c
+// activations, Q4_1 and Q5_1 against block_q8_1c, Q4_K and Q6_K against Q8_K, F32, F16 and
+// BF16 against float activations.
 //
 // A 16-row group is two 256-bit halves, rows 0-7 and rows 8-15 of every 64-byte word or
 // column, one int32 or float lane per row, so nothing is summed horizontally. AVX2 has no
@@ -12,6 +13,8 @@
 #include "ggml-lite/x86/packed_avx2.h"
 
 #include <immintrin.h>
+
+#include <type_traits>
 
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
@@ -45,41 +48,131 @@ __m256i word(const int8_t* p) {
     return _mm256_set1_epi32(v);
 }
 
-// ---- Q4_0 and Q8_0 ------------------------------------------------------------------------
+// ---- Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and Q8_0 ------------------------------------------------
 
-// Operand i of a half pairs with activation bytes 4i..4i+3. Q4_0: the low nibbles of words
-// 0-3 (elements 4m..), then the high ones (16 + 4m..). vpmaddubsw's int16 pair sums are at most
-// 2 * 15 * 128 = 3840, so the 8 products of a block column add up in int16 exactly (30720)
-// before one vpmaddwd widens them; the stored levels are q, the correction c = -8 sum(x)
-// makes them q - 8.
-struct PackedQ4 {
-    using Block = block_q4_0x16;
-    static constexpr int kOps = 8;
-    static void load(const Block& w, int h, __m256i* op) {
-        const __m256i mask = _mm256_set1_epi8(0x0f);
+// Operand i of a half pairs with activation bytes 4i..4i+3, i.e. holds elements 4i..4i+3 of the
+// half's rows. Each type differs only in how it makes them from the block column, in which of
+// the two dots below reads them, and in its activation block (Q4_1 and Q5_1: block_q8_1c, whose
+// s meets the rows' minimums in a second FMA).
+
+// The nibbles of Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL: the low ones of words 0-3 (elements 4m..), then
+// the high ones (16 + 4m..).
+void packed_nibbles(const uint8_t (*qs)[kPackRows][4], int h, __m256i* op) {
+    const __m256i mask = _mm256_set1_epi8(0x0f);
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; m++) {
-            const __m256i v =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs[m][kHalfRows * h]));
-            op[m] = _mm256_and_si256(v, mask);
-            op[m + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+    for (int m = 0; m < 4; m++) {
+        const __m256i v =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[m][kHalfRows * h]));
+        op[m] = _mm256_and_si256(v, mask);
+        op[m + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+    }
+}
+
+// Unsigned levels q at most MaxLevel against the signed activations, from `init` (block_q8_0c's
+// correction c: c + sum q x is the reference's sum (q - offset) x; 0 for Q4_1 and Q5_1).
+// vpmaddubsw's int16 pair sums are at most 2 * MaxLevel * 128, so groups of as many as stay
+// below 2^15 add up in int16 exactly before one vpmaddwd each widens them: all 8 for 4-bit
+// levels (30720), 4 for 5-bit ones (31744).
+template <int MaxLevel>
+__m256i unsigned_dot(const __m256i* op, const int8_t* xq, int32_t init) {
+    constexpr int kGroup = 32767 / (2 * MaxLevel * 128) >= 8 ? 8 : 4;
+    static_assert(kGroup * 2 * MaxLevel * 128 < 32768);
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i sum = _mm256_set1_epi32(init);
+#pragma GCC unroll 2
+    for (int g = 0; g < 8; g += kGroup) {
+        __m256i s = _mm256_maddubs_epi16(op[g], word(xq + 4 * g));
+#pragma GCC unroll 8
+        for (int i = g + 1; i < g + kGroup; i++)
+            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(op[i], word(xq + 4 * i)));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(s, ones));
+    }
+    return sum;
+}
+
+// Signed levels w: op[i] the values, op[i + 8] their magnitudes. Unsigned w + 128 times a
+// signed byte would overflow vpmaddubsw's int16 pair sums, so the sign moves onto the
+// activations: |w| times sign(w) x, pairs at most 2 * 128 * 127, each widened to int32 alone.
+// That is sum w x directly, which equals the reference's c + sum (w + 128) x: the correction is
+// not used.
+__m256i signed_dot(const __m256i* op, const block_q8_0c& x) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i s = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        const __m256i p =
+            _mm256_maddubs_epi16(op[i + 8], _mm256_sign_epi8(word(x.qs + 4 * i), op[i]));
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+    }
+    return s;
+}
+
+// Q5_0 and Q5_1: 16 added where a row's fifth bit is set. Element 4i + k's bit is bit
+// 4 (i % 2) + k of qh byte i / 2: that byte copied to the 4 bytes of each row's lane, compared
+// with one bit per byte.
+void add_packed_fifth_bits(const uint8_t (*qh)[4], int h, __m256i* op) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh[kHalfRows * h]));
+    const __m256i lane_starts = _mm256_broadcastsi128_si256(
+        _mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
+    const __m256i sixteen = _mm256_set1_epi8(16);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        const __m256i bytes =
+            _mm256_shuffle_epi8(v, _mm256_add_epi8(lane_starts, _mm256_set1_epi8(i / 2)));
+        const __m256i bits = _mm256_set1_epi32(static_cast<int>(0x08040201u << (4 * (i % 2))));
+        const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bits), bits);
+        op[i] = _mm256_or_si256(op[i], _mm256_and_si256(set, sixteen));
+    }
+}
+
+// Q4_0, Q4_1, Q5_0, Q5_1: the nibbles, with the fifth bits where the block has them, dotted
+// from block_q8_0c's correction (levels q - 8, q - 16) or from 0 against block_q8_1c (the
+// kernel adds the minimums).
+template <class B, class A, bool FifthBits>
+struct PackedNibbles {
+    using Block = B;
+    using Act = A;
+    static constexpr int kOps = 8;
+    static constexpr int kMaxLevel = FifthBits ? 31 : 15;
+    static void load(const Block& w, int h, __m256i* op) {
+        packed_nibbles(w.qs, h, op);
+        if constexpr (FifthBits) add_packed_fifth_bits(w.qh, h, op);
+    }
+    static __m256i dot(const __m256i* op, const Act& x) {
+        int32_t init = 0;
+        if constexpr (std::is_same_v<Act, block_q8_0c>) init = x.c;
+        return unsigned_dot<kMaxLevel>(op, x.qs, init);
+    }
+};
+using PackedQ4 = PackedNibbles<block_q4_0x16, block_q8_0c, false>;
+using PackedQ5 = PackedNibbles<block_q5_0x16, block_q8_0c, true>;
+using PackedQ4_1 = PackedNibbles<block_q4_1x16, block_q8_1c, false>;
+using PackedQ5_1 = PackedNibbles<block_q5_1x16, block_q8_1c, true>;
+
+// IQ4_NL: the nibbles looked up in the table of signed levels.
+struct PackedIQ4NL {
+    using Block = block_iq4_nlx16;
+    using Act = block_q8_0c;
+    static constexpr int kOps = 16;  // the signed levels, then their magnitudes
+    static void load(const Block& w, int h, __m256i* op) {
+        const __m256i table = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+        packed_nibbles(w.qs, h, op);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            op[i] = _mm256_shuffle_epi8(table, op[i]);
+            op[i + 8] = _mm256_abs_epi8(op[i]);
         }
     }
     static __m256i dot(const __m256i* op, const block_q8_0c& x) {
-        __m256i s = _mm256_maddubs_epi16(op[0], word(x.qs));
-#pragma GCC unroll 8
-        for (int i = 1; i < 8; i++)
-            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(op[i], word(x.qs + 4 * i)));
-        return _mm256_add_epi32(_mm256_madd_epi16(s, _mm256_set1_epi16(1)), _mm256_set1_epi32(x.c));
+        return signed_dot(op, x);
     }
 };
 
-// Q8_0's stored w + 128 times a signed byte would overflow vpmaddubsw's int16 pair sums, so the
-// offset is undone (w = stored ^ 0x80) and the sign moved onto the activations: |w| times
-// sign(w) x, pairs at most 2 * 128 * 127, each widened to int32 alone. That is sum w x
-// directly, which equals the reference's c + sum (w + 128) x: the correction is not used.
+// Q8_0: stored as w + 128; the offset undone (w = stored ^ 0x80).
 struct PackedQ8 {
     using Block = block_q8_0x16;
+    using Act = block_q8_0c;
     static constexpr int kOps = 16;  // the signed values, then their magnitudes
     static void load(const Block& w, int h, __m256i* op) {
         const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
@@ -92,15 +185,7 @@ struct PackedQ8 {
         }
     }
     static __m256i dot(const __m256i* op, const block_q8_0c& x) {
-        const __m256i ones = _mm256_set1_epi16(1);
-        __m256i s = _mm256_setzero_si256();
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) {
-            const __m256i p =
-                _mm256_maddubs_epi16(op[i + 8], _mm256_sign_epi8(word(x.qs + 4 * i), op[i]));
-            s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
-        }
-        return s;
+        return signed_dot(op, x);
     }
 };
 
@@ -121,12 +206,24 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
             P::load(w[b], h, op);
             const __m256 wd = _mm256_cvtph_ps(
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].d + kHalfRows * h)));
+            using Act = typename P::Act;
+            constexpr bool kMin = std::is_same_v<Act, block_q8_1c>;
+            const __m256 wm = [&] {  // the half's minimums (Q4_1, Q5_1)
+                if constexpr (kMin) {
+                    return _mm256_cvtph_ps(
+                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].m + kHalfRows * h)));
+                } else {
+                    return _mm256_setzero_ps();
+                }
+            }();
 #pragma GCC unroll 16
             for (int t = 0; t < NT; t++) {
-                const block_q8_0c& xb = reinterpret_cast<const block_q8_0c*>(x + t * x_stride)[b];
+                const Act& xb = reinterpret_cast<const Act*>(x + t * x_stride)[b];
                 const __m256 sum = _mm256_cvtepi32_ps(P::dot(op, xb));
                 acc[t][h] =
                     _mm256_fmadd_ps(sum, _mm256_mul_ps(wd, _mm256_set1_ps(xb.d)), acc[t][h]);
+                if constexpr (kMin)
+                    acc[t][h] = _mm256_fmadd_ps(wm, _mm256_set1_ps(xb.s), acc[t][h]);
             }
         }
     }
@@ -410,6 +507,26 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
 void packed_gemm_q4_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     packed_gemm<PackedQ4>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q5_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    packed_gemm<PackedQ5>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_iq4_nl(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                        int64_t y_stride, int nr, int nt) {
+    packed_gemm<PackedIQ4NL>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q4_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    packed_gemm<PackedQ4_1>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q5_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    packed_gemm<PackedQ5_1>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

@@ -9,6 +9,14 @@ namespace ggml_lite::avx2 {
 
 void packed_gemm_q4_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
+void packed_gemm_q5_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+void packed_gemm_iq4_nl(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                        int64_t y_stride, int nr, int nt);
+void packed_gemm_q4_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+void packed_gemm_q5_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
 void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
 void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

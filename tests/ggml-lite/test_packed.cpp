@@ -6,6 +6,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -24,7 +25,7 @@ const Kernels& ref() {
 }
 
 // The types whose packed kernels read block_q8_0c activations, and the k-quants (block_q8_K).
-constexpr Type kQuantTypes[] = {Type::Q8_0, Type::Q4_0};
+constexpr Type kQuantTypes[] = {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::IQ4_NL};
 constexpr Type kKQuantTypes[] = {Type::Q4_K, Type::Q6_K};
 
 // Every type with a packed layout.
@@ -114,15 +115,37 @@ TEST(Packed, FloatLayoutIsColumnMajorPerGroup) {
     }
 }
 
+// The 32-value block types' packed columns: the scales, Q4_1's and Q5_1's minimums, Q5_0's and
+// Q5_1's qh words, then the quant words, each row's bytes side by side; where those bytes are
+// in an original block.
+struct Block32Layout {
+    Type type;
+    int words;     // 4-byte words of quants per block
+    size_t m_at;   // Q4_1, Q5_1: the fp16 minimum; 0 for none
+    size_t qh_at;  // Q5_0, Q5_1: the fifth bits' 4 bytes; 0 for none
+    size_t qs_at;  // the quants
+    uint8_t flip;  // Q8_0: stored as w + 128
+};
+constexpr Block32Layout kBlock32Layouts[] = {
+    {Type::Q8_0, 8, 0, 0, offsetof(block_q8_0, qs), 0x80},
+    {Type::Q4_0, 4, 0, 0, offsetof(block_q4_0, qs), 0},
+    {Type::Q5_0, 4, 0, offsetof(block_q5_0, qh), offsetof(block_q5_0, qs), 0},
+    {Type::IQ4_NL, 4, 0, 0, offsetof(block_iq4_nl, qs), 0},
+    {Type::Q4_1, 4, offsetof(block_q4_1, m), 0, offsetof(block_q4_1, qs), 0},
+    {Type::Q5_1, 4, offsetof(block_q5_1, m), offsetof(block_q5_1, qh), offsetof(block_q5_1, qs), 0},
+};
+
 TEST(Packed, QuantLayoutHoldsTheOriginalBytes) {
     const int64_t rows = 21, cols = 96;
-    for (Type type : kQuantTypes) {
+    for (const Block32Layout& l : kBlock32Layouts) {
+        const Type type = l.type;
         const auto w = test::random_matrix(type, rows, cols, 3);
         const auto p = pack(type, w, rows, cols);
         const size_t row_bytes = row_size(type, cols), block = traits(type).type_size;
-        const int words = type == Type::Q4_0 ? 4 : 8;
-        const uint8_t flip = type == Type::Q8_0 ? 0x80 : 0;
-        const size_t column = sizeof(fp16_t) * kPackRows + 4 * kPackRows * words;
+        const size_t m_bytes = l.m_at ? 2 * kPackRows : 0, qh_bytes = l.qh_at ? 4 * kPackRows : 0;
+        const size_t qh_at = 2 * kPackRows + m_bytes, qs_at = qh_at + qh_bytes;
+        const size_t column = qs_at + 4 * kPackRows * l.words;
+        ASSERT_EQ(column, kPackRows * block) << type_name(type);
         for (int64_t r = 0; r < 32; r++) {
             for (int64_t b = 0; b < cols / 32; b++) {
                 const uint8_t* col =
@@ -132,10 +155,18 @@ TEST(Packed, QuantLayoutHoldsTheOriginalBytes) {
                 std::memcpy(&d, col + 2 * i, 2);
                 const uint8_t* src = w.data() + r * row_bytes + b * block;
                 EXPECT_EQ(d, r < rows ? *reinterpret_cast<const fp16_t*>(src) : 0);
-                for (int m = 0; m < words; m++) {
+                for (size_t j = 0; j < m_bytes / kPackRows; j++) {
+                    EXPECT_EQ(col[2 * kPackRows + 2 * i + j], r < rows ? src[l.m_at + j] : 0)
+                        << type_name(type) << " row " << r << " block " << b;
+                }
+                for (size_t j = 0; j < qh_bytes / kPackRows; j++) {
+                    EXPECT_EQ(col[qh_at + 4 * i + j], r < rows ? src[l.qh_at + j] : 0)
+                        << type_name(type) << " row " << r << " block " << b;
+                }
+                for (int m = 0; m < l.words; m++) {
                     for (int j = 0; j < 4; j++) {
-                        const uint8_t got = col[2 * kPackRows + (m * kPackRows + i) * 4 + j];
-                        EXPECT_EQ(got, r < rows ? uint8_t(src[2 + 4 * m + j] ^ flip) : 0)
+                        const uint8_t got = col[qs_at + (m * kPackRows + i) * 4 + j];
+                        EXPECT_EQ(got, r < rows ? uint8_t(src[l.qs_at + 4 * m + j] ^ l.flip) : 0)
                             << type_name(type) << " row " << r << " block " << b;
                     }
                 }
@@ -201,7 +232,31 @@ TEST(Packed, ActivationsAreQ8_0WithCorrection) {
                 int sum = 0;
                 for (int j = 0; j < 32; j++) sum += q[b].qs[j];
                 EXPECT_EQ(blocks[b].d, fp16_to_fp32(q[b].d));
-                EXPECT_EQ(blocks[b].c, -(type == Type::Q4_0 ? 8 : 128) * sum);
+                const int offset = type == Type::Q4_0 ? 8 : type == Type::Q5_0 ? 16 : 128;
+                EXPECT_EQ(blocks[b].c, -offset * sum);
+                EXPECT_EQ(0, std::memcmp(blocks[b].qs, q[b].qs, 32));
+            }
+            for (const Kernels* k : packed_tables(type)) {
+                EXPECT_EQ(activations(*k, type, x, 1, cols), want) << isa_name(k->isa);
+            }
+        }
+    }
+}
+
+// Q4_1's and Q5_1's packed kernels read Q8_1's reference bytes, d and s as floats.
+TEST(Packed, ActivationsAreQ8_1) {
+    for (Type type : {Type::Q4_1, Type::Q5_1}) {
+        for (int64_t cols : {32, 64, 2048}) {
+            auto x = test::random_floats(cols, static_cast<uint32_t>(cols), -3.0f, 3.0f);
+            for (int i = 32; i < 64 && i < cols; i++) x[i] = -0.0f;  // an all-zero block
+            std::vector<block_q8_1> q(cols / 32);
+            quantize_row_q8_1_ref(x.data(), q.data(), cols);
+            const auto want = activations(ref(), type, x, 1, cols);
+            ASSERT_EQ(want.size(), cols / 32 * sizeof(block_q8_1c));
+            const auto* blocks = reinterpret_cast<const block_q8_1c*>(want.data());
+            for (int64_t b = 0; b < cols / 32; b++) {
+                EXPECT_EQ(blocks[b].d, fp16_to_fp32(q[b].d));
+                EXPECT_EQ(blocks[b].s, fp16_to_fp32(q[b].s));
                 EXPECT_EQ(0, std::memcmp(blocks[b].qs, q[b].qs, 32));
             }
             for (const Kernels* k : packed_tables(type)) {
@@ -277,6 +332,34 @@ TEST(Packed, GemmMatchesScalarBitForBit) {
     }
 }
 
+// kPackRows rows w of `type` (extreme levels) against `tokens` activation rows x (the packed
+// kernels' blocks, xs bytes apart; xf: the same values dequantized): the scalar packed kernel
+// is the dequantized rows' dot product (plus extra[t * rows + r] where given: what Q8_1's fp16
+// s adds), and every table gives its bits.
+void expect_extremes_exact(Type type, const std::vector<uint8_t>& w, int64_t cols, const uint8_t* x,
+                           size_t xs, const std::vector<float>& xf, int64_t tokens,
+                           const std::vector<double>& extra = {}) {
+    const int64_t rows = kPackRows;
+    const auto p = pack(type, w, rows, cols);
+    std::vector<float> want(tokens * rows), wf(cols);
+    ref().packed_of(type).gemm(cols, p.data(), x, xs, want.data(), rows, rows, tokens);
+    for (int64_t r = 0; r < rows; r++) {
+        traits(type).to_float(w.data() + r * row_size(type, cols), wf.data(), cols);
+        for (int64_t t = 0; t < tokens; t++) {
+            double dot = 0;
+            for (int64_t c = 0; c < cols; c++) dot += double(wf[c]) * xf[t * cols + c];
+            if (!extra.empty()) dot += extra[t * rows + r];
+            EXPECT_NEAR(want[t * rows + r], dot, 1e-6 * std::fabs(dot) + 1e-3)
+                << type_name(type) << " row " << r << " token " << t;
+        }
+    }
+    for (const Kernels* k : packed_tables(type)) {
+        std::vector<float> got(want.size());
+        k->packed_of(type).gemm(cols, p.data(), x, xs, got.data(), rows, rows, tokens);
+        EXPECT_EQ(got, want) << isa_name(k->isa) << ' ' << type_name(type);
+    }
+}
+
 // The k-quants' integer sums at their extremes (every level and scale at its largest, the
 // activations at -128 and 127): no SIMD table may saturate or wrap where the scalar one does
 // not, and the scalar one is the dequantized rows' dot product.
@@ -320,24 +403,74 @@ TEST(Packed, KQuantExtremes) {
                 }
             }
         }
-        const auto p = pack(type, w, rows, cols);
-        const size_t xs = packed_activation_size(type, cols);
-        std::vector<float> want(tokens * rows), wf(cols);
-        ref().packed_of(type).gemm(cols, p.data(), x.data(), xs, want.data(), rows, rows, tokens);
-        for (int64_t r = 0; r < rows; r++) {
-            traits(type).to_float(w.data() + r * row_size(type, cols), wf.data(), cols);
+        expect_extremes_exact(type, w, cols, reinterpret_cast<const uint8_t*>(x.data()),
+                              packed_activation_size(type, cols), xf, tokens);
+    }
+}
+
+// The 32-value block types at their extremes: every quant byte 0x00, 0xff, 0x80 or 0x7f (Q5_0
+// and Q5_1 with all fifth bits set or clear, IQ4_NL's largest and smallest levels), the activations
+// all 127, all -127 or alternating. No SIMD table may saturate an int16 pair sum (vpmaddubsw) where
+// the scalar one does not, and the scalar one is the dequantized rows' dot product.
+TEST(Packed, Block32Extremes) {
+    const int64_t cols = 4 * 32, rows = kPackRows, tokens = 3;
+    std::vector<float> x(tokens * cols);
+    for (int64_t t = 0; t < tokens; t++) {
+        for (int64_t c = 0; c < cols; c++)
+            x[t * cols + c] = t == 0 ? 1.0f : t == 1 ? -1.0f : c % 2 ? 1.0f : -1.0f;
+    }
+    for (const Block32Layout& l : kBlock32Layouts) {
+        const Type type = l.type;
+        const auto xa = activations(ref(), type, x, tokens, cols);
+        const size_t xs = xa.size() / tokens;
+        std::vector<float> xf(tokens * cols);
+        const auto dequantize = [&]<class Act>() {
             for (int64_t t = 0; t < tokens; t++) {
-                double dot = 0;
-                for (int64_t c = 0; c < cols; c++) dot += double(wf[c]) * xf[t * cols + c];
-                EXPECT_NEAR(want[t * rows + r], dot, 1e-6 * std::fabs(dot) + 1e-3)
-                    << type_name(type) << " row " << r << " token " << t;
+                const auto* xb = reinterpret_cast<const Act*>(xa.data() + t * xs);
+                for (int64_t c = 0; c < cols; c++)
+                    xf[t * cols + c] = xb[c / 32].d * xb[c / 32].qs[c % 32];
+            }
+        };
+        if (l.m_at) {
+            dequantize.template operator()<block_q8_1c>();
+        } else {
+            dequantize.template operator()<block_q8_0c>();
+        }
+        const size_t row_bytes = row_size(type, cols), block = traits(type).type_size;
+        std::vector<uint8_t> w(rows * row_bytes);
+        const uint8_t fill[] = {0x00, 0xff, 0x80, 0x7f};
+        for (int64_t r = 0; r < rows; r++) {
+            for (int64_t b = 0; b < cols / 32; b++) {
+                uint8_t* blk = w.data() + r * row_bytes + b * block;
+                const fp16_t d = fp32_to_fp16(r % 2 ? 1.0f : -0.5f);
+                std::memcpy(blk, &d, sizeof d);
+                std::memset(blk + 2, fill[(r / 2 + b) % 4], block - 2);
+                if (l.m_at) {
+                    const fp16_t m = fp32_to_fp16(r % 3 ? 0.25f : -1.0f);
+                    std::memcpy(blk + l.m_at, &m, sizeof m);
+                }
             }
         }
-        for (const Kernels* k : packed_tables(type)) {
-            std::vector<float> got(want.size());
-            k->packed_of(type).gemm(cols, p.data(), x.data(), xs, got.data(), rows, rows, tokens);
-            EXPECT_EQ(got, want) << isa_name(k->isa) << ' ' << type_name(type);
+        // Q4_1, Q5_1: the minimum meets s, d sum(qs) rounded to fp16, where the dequantized
+        // product has d sum(qs).
+        std::vector<double> extra;
+        if (l.m_at) {
+            extra.assign(tokens * rows, 0.0);
+            for (int64_t t = 0; t < tokens; t++) {
+                const auto* xb = reinterpret_cast<const block_q8_1c*>(xa.data() + t * xs);
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t b = 0; b < cols / 32; b++) {
+                        fp16_t m;
+                        std::memcpy(&m, w.data() + r * row_bytes + b * block + l.m_at, sizeof m);
+                        int sum = 0;
+                        for (int8_t q : xb[b].qs) sum += q;
+                        extra[t * rows + r] +=
+                            double(fp16_to_fp32(m)) * (xb[b].s - double(xb[b].d) * sum);
+                    }
+                }
+            }
         }
+        expect_extremes_exact(type, w, cols, xa.data(), xs, xf, tokens, extra);
     }
 }
 
@@ -402,11 +535,10 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
         std::vector<uint8_t> w;
         Matrix m;
     };
-    Case cases[] = {{Type::Q4_0, 40, 64, {}, {}},
-                    {Type::Q8_0, 17, 64, {}, {}},
-                    {Type::Q4_K, 17, 256, {}, {}},
-                    {Type::Q6_K, 33, 512, {}, {}},
-                    {Type::F16, 5, 40, {}, {}}};
+    Case cases[] = {
+        {Type::Q4_0, 40, 64, {}, {}},  {Type::Q8_0, 17, 64, {}, {}},  {Type::Q5_0, 23, 96, {}, {}},
+        {Type::IQ4_NL, 9, 64, {}, {}}, {Type::Q4_1, 20, 64, {}, {}},  {Type::Q5_1, 16, 128, {}, {}},
+        {Type::Q4_K, 17, 256, {}, {}}, {Type::Q6_K, 33, 512, {}, {}}, {Type::F16, 5, 40, {}, {}}};
     std::vector<Matrix*> all;
     for (Case& c : cases) {
         c.w = test::random_matrix(c.type, c.rows, c.cols, 9);
