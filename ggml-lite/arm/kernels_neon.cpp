@@ -179,6 +179,10 @@ constexpr PackedOverride kBaselinePacked[] = {
     {Type::BF16, {nullptr, packed_float_gemm<LoadBF16>}},
     {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, nullptr}},
     {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, nullptr}},
+    {Type::Q5_0, {quantize_q8_0c<16, quantize_q8_0>, nullptr}},
+    {Type::IQ4_NL, {quantize_q8_0c<128, quantize_q8_0>, nullptr}},
+    {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, nullptr}},
+    {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, nullptr}},
     {Type::Q4_K, {quantize_q8_K, nullptr}},
     {Type::Q6_K, {quantize_q8_K, nullptr}},
 };
