@@ -14,7 +14,6 @@ using ggml_lite::matmul;
 
 Session::Session(const Model& model, const SessionParams& params)
     : model_(model),
-      n_batch_(std::max<int64_t>(1, params.n_batch)),
       n_threads_(params.n_threads),
       n_threads_batch_(params.n_threads_batch > 0 ? params.n_threads_batch : params.n_threads),
       cache_(model.hp, params.n_ctx > 0 ? params.n_ctx : model.hp.n_ctx_train, params.kv_type,
@@ -22,6 +21,9 @@ Session::Session(const Model& model, const SessionParams& params)
       n_past_(params.n_seq),
       seq_count_(params.n_seq) {
     if (params.n_threads < 1) throw Error("thread count must be at least 1");
+    // No pass can hold more tokens than the cache has cells, so a larger batch would only size
+    // (and zero: touch) activation buffers that are never used.
+    n_batch_ = std::clamp<int64_t>(params.n_batch, 1, n_ctx() * n_seq());
     const HParams& hp = model.hp;
     const int64_t nb = n_batch_;
     pos.resize(nb);

@@ -17,7 +17,7 @@ namespace lila {
 
 struct SessionParams {
     int64_t n_ctx = 0;        // 0: the model's training context
-    int64_t n_batch = 512;    // prompt tokens evaluated per forward pass
+    int64_t n_batch = 512;    // prompt tokens evaluated per forward pass (at most n_ctx * n_seq)
     int n_threads = 1;        // decoding (one token at a time)
     int n_threads_batch = 0;  // prompts (several tokens at a time); 0: n_threads
     ggml_lite::Type kv_type = ggml_lite::Type::F16;

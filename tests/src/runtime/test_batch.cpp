@@ -120,6 +120,14 @@ TEST(Batch, SplitIntoPassesOfNBatch) {
     for (size_t i = 0; i < whole.size(); i++) EXPECT_EQ(split[i].rows, whole[i].rows) << i;
 }
 
+// No pass holds more tokens than the cache has cells, so the buffers are sized to that.
+TEST(Batch, NBatchIsAtMostTheCacheCells) {
+    auto m = Model::load(test::stories_model(Type::F32));
+    EXPECT_EQ(Session(*m, params(1)).n_batch(), 128);
+    EXPECT_EQ(Session(*m, params(3)).n_batch(), 384);
+    EXPECT_EQ(Session(*m, params(3, 100)).n_batch(), 100);
+}
+
 // Sequences have their own positions: truncating one leaves the others alone.
 TEST(Batch, SequencesHaveTheirOwnPositions) {
     auto m = Model::load(test::stories_model(Type::F32));
