@@ -217,6 +217,28 @@ float dot_k_scaled(int64_t n, const void* w, const void* x) {
     return sum;
 }
 
+// The grid types: their levels and scales decoded (grid_levels), d_w d_x sum_k ls_k sum(q x)
+// per super-block, an exact integer sum, and the type's constant factor applied once at the end,
+// as ggml does.
+template <class Block>
+float dot_grid(int64_t n, const void* w, const void* x) {
+    const auto* a = static_cast<const Block*>(w);
+    const auto* b = static_cast<const block_q8_K*>(x);
+    GridLevels v;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        grid_levels(a[i], &v);
+        int32_t isum = 0;
+        for (int k = 0; k < QK_K / 16; k++) {
+            int32_t dot = 0;
+            for (int l = 0; l < 16; l++) dot += v.q[16 * k + l] * b[i].qs[16 * k + l];
+            isum += v.ls[k] * dot;
+        }
+        sum += fp16_to_fp32(a[i].d) * b[i].d * static_cast<float>(isum);
+    }
+    return Block::kScale * sum;
+}
+
 // Each weight type's dot against its activation type.
 constexpr auto dot_q8_0 = dot_block32<block_q8_0, block_q8_0>;
 constexpr auto dot_q4_0 = dot_block32<block_q4_0, block_q8_0>;
@@ -230,6 +252,11 @@ constexpr auto dot_q4_K = dot_k_min<block_q4_K>;
 constexpr auto dot_q5_K = dot_k_min<block_q5_K>;
 constexpr auto dot_q6_K = dot_k_scaled<block_q6_K>;
 constexpr auto dot_iq4_xs = dot_k_scaled<block_iq4_xs>;
+constexpr auto dot_iq2_xxs = dot_grid<block_iq2_xxs>;
+constexpr auto dot_iq2_xs = dot_grid<block_iq2_xs>;
+constexpr auto dot_iq2_s = dot_grid<block_iq2_s>;
+constexpr auto dot_iq3_xxs = dot_grid<block_iq3_xxs>;
+constexpr auto dot_iq3_s = dot_grid<block_iq3_s>;
 
 template <float (*Dot)(int64_t, const void*, const void*)>
 void gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride, float* y,
@@ -516,6 +543,11 @@ const Kernels& kernels_scalar() {
             {Type::Q5_K, {dot_q5_K, nullptr, gemm_tile<dot_q5_K>}},
             {Type::Q6_K, {dot_q6_K, nullptr, gemm_tile<dot_q6_K>}},
             {Type::IQ4_XS, {dot_iq4_xs, nullptr, gemm_tile<dot_iq4_xs>}},
+            {Type::IQ2_XXS, {dot_iq2_xxs, nullptr, gemm_tile<dot_iq2_xxs>}},
+            {Type::IQ2_XS, {dot_iq2_xs, nullptr, gemm_tile<dot_iq2_xs>}},
+            {Type::IQ2_S, {dot_iq2_s, nullptr, gemm_tile<dot_iq2_s>}},
+            {Type::IQ3_XXS, {dot_iq3_xxs, nullptr, gemm_tile<dot_iq3_xxs>}},
+            {Type::IQ3_S, {dot_iq3_s, nullptr, gemm_tile<dot_iq3_s>}},
             {Type::Q8_K, {nullptr, from_float(Type::Q8_K), nullptr}},
         };
         const PackedOverride packed[] = {

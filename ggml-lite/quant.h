@@ -146,6 +146,80 @@ struct block_q8_K {
 };
 static_assert(sizeof(block_q8_K) == 292);
 
+// ---- Grid types: super-blocks of 256 values on ggml's lattice grids (iq_grids.h) -----------
+// Each group of 8 (IQ2) or 4 (IQ3) values is one row of a grid, chosen by an index, with sign
+// bits; sub-blocks of 32 or 16 values have a 4-bit scale s. value = d * (2s + 1) * kScale * (grid
+// magnitude, negated where its sign bit is set). Only llama-quantize writes them (its search
+// needs an importance matrix): lila reads and runs them but has no quantizer (from_float).
+
+// 2.0625 bits per value. Sub-block ib (32 values) is qs[4ib .. 4ib + 3] read as two little-endian
+// uint32 a0, a1: byte l of a0 indexes iq2xxs_grid for values 8l .. 8l + 7, bits 7l .. 7l + 6 of a1
+// are their signs (even_signs), bits 28 .. 31 of a1 are s.
+struct block_iq2_xxs {
+    fp16_t d;
+    uint16_t qs[QK_K / 8];
+    static constexpr float kScale = 0.125f;
+};
+static_assert(sizeof(block_iq2_xxs) == 66);
+
+// 2.3125 bits per value. qs[g] for the 8 values of group g (< 32): the low 9 bits index
+// iq2xs_grid, the top 7 are signs (even_signs); scales[ib]: s of values 32ib .. 32ib + 15 in the
+// low nibble, of 32ib + 16 .. 32ib + 31 in the high.
+struct block_iq2_xs {
+    fp16_t d;
+    uint16_t qs[QK_K / 8];
+    uint8_t scales[QK_K / 32];
+    static constexpr float kScale = 0.125f;
+};
+static_assert(sizeof(block_iq2_xs) == 74);
+
+// 2.5625 bits per value. Group g (< 32) of 8 values: iq2s_grid index qs[g] | (bits 2(g % 4),
+// 2(g % 4) + 1 of qh[g / 4]) << 8; its 8 signs are the bits of qs[32 + g]. Scales as IQ2_XS's.
+struct block_iq2_s {
+    fp16_t d;
+    uint8_t qs[QK_K / 4];
+    uint8_t qh[QK_K / 32];
+    uint8_t scales[QK_K / 32];
+    static constexpr float kScale = 0.125f;
+};
+static_assert(sizeof(block_iq2_s) == 82);
+
+// 3.0625 bits per value. qs[0 .. 63]: the iq3xxs_grid index of each 4 values; then a
+// little-endian uint32 per sub-block ib (32 values) at qs[64 + 4ib]: bits 7l .. 7l + 6 are the
+// signs of values 32ib + 8l .. 32ib + 8l + 7 (even_signs), bits 28 .. 31 are s.
+struct block_iq3_xxs {
+    fp16_t d;
+    uint8_t qs[3 * QK_K / 8];
+    static constexpr float kScale = 0.25f;
+};
+static_assert(sizeof(block_iq3_xxs) == 98);
+
+// 3.4375 bits per value. Group g (< 64) of 4 values: iq3s_grid index qs[g] | (bit g % 8 of
+// qh[g / 8]) << 8; signs[k] holds the signs of values 8k .. 8k + 7; scales[i]: s of sub-block 2i
+// (32 values) in the low nibble, of 2i + 1 in the high.
+struct block_iq3_s {
+    fp16_t d;
+    uint8_t qs[QK_K / 4];
+    uint8_t qh[QK_K / 32];
+    uint8_t signs[QK_K / 8];
+    uint8_t scales[QK_K / 64];
+    static constexpr float kScale = 1.0f;
+};
+static_assert(sizeof(block_iq3_s) == 110);
+
+// A grid super-block as integers: value i = d * ls[i / 16] * kScale * q[i], with q the signed
+// grid magnitude (|q| <= 62) and ls = 2s + 1 the scale of its 16 values (a sub-block of 32 gives
+// both its halves the same). The scalar dot products and to_float both read blocks through it.
+struct GridLevels {
+    int8_t q[QK_K];
+    uint8_t ls[QK_K / 16];
+};
+void grid_levels(const block_iq2_xxs& b, GridLevels* out);
+void grid_levels(const block_iq2_xs& b, GridLevels* out);
+void grid_levels(const block_iq2_s& b, GridLevels* out);
+void grid_levels(const block_iq3_xxs& b, GridLevels* out);
+void grid_levels(const block_iq3_s& b, GridLevels* out);
+
 // Scale and min of sub-block j (< 8) of a Q4_K block's 12 packed bytes: j < 4 are the low 6 bits
 // of bytes j and j + 4; j >= 4 keep their low 4 bits in byte j + 4 (scale low nibble, min high)
 // and their top 2 bits in the top bits of bytes j - 4 (scale) and j (min).
@@ -190,6 +264,12 @@ void quantize_row_iq4_xs(const float* x, block_iq4_xs* y, int64_t n);
 void dequantize_row_iq4_xs(const block_iq4_xs* x, float* y, int64_t n);
 // Block ib's (< 8) signed scale, in [-32, 31].
 int iq4_xs_scale(const block_iq4_xs& x, int ib);
+// The grid types' decoders, bit for bit ggml's dequantize_row_iq2_xxs ... dequantize_row_iq3_s.
+void dequantize_row_iq2_xxs(const block_iq2_xxs* x, float* y, int64_t n);
+void dequantize_row_iq2_xs(const block_iq2_xs* x, float* y, int64_t n);
+void dequantize_row_iq2_s(const block_iq2_s* x, float* y, int64_t n);
+void dequantize_row_iq3_xxs(const block_iq3_xxs* x, float* y, int64_t n);
+void dequantize_row_iq3_s(const block_iq3_s* x, float* y, int64_t n);
 void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n);
 void dequantize_row_q8_K(const block_q8_K* x, float* y, int64_t n);
 

@@ -90,6 +90,17 @@ constexpr TypeTraits kTypes[] = {
     {Type::Q6_K, "q6_k", QK_K, sizeof(block_q6_K), true, true, Type::Q8_K,
      blocks_to_float<block_q6_K, dequantize_row_q6_K>,
      blocks_from_float<block_q6_K, quantize_row_q6_K_ref>},
+    // The grid types, read only: llama-quantize writes them with an importance matrix.
+    {Type::IQ2_XXS, "iq2_xxs", QK_K, sizeof(block_iq2_xxs), true, true, Type::Q8_K,
+     blocks_to_float<block_iq2_xxs, dequantize_row_iq2_xxs>, nullptr},
+    {Type::IQ2_XS, "iq2_xs", QK_K, sizeof(block_iq2_xs), true, true, Type::Q8_K,
+     blocks_to_float<block_iq2_xs, dequantize_row_iq2_xs>, nullptr},
+    {Type::IQ2_S, "iq2_s", QK_K, sizeof(block_iq2_s), true, true, Type::Q8_K,
+     blocks_to_float<block_iq2_s, dequantize_row_iq2_s>, nullptr},
+    {Type::IQ3_XXS, "iq3_xxs", QK_K, sizeof(block_iq3_xxs), true, true, Type::Q8_K,
+     blocks_to_float<block_iq3_xxs, dequantize_row_iq3_xxs>, nullptr},
+    {Type::IQ3_S, "iq3_s", QK_K, sizeof(block_iq3_s), true, true, Type::Q8_K,
+     blocks_to_float<block_iq3_s, dequantize_row_iq3_s>, nullptr},
     // Not tensor types: ggml never stores them and no kernel takes them as weights.
     {Type::Q8_1, "q8_1", QK8_1, sizeof(block_q8_1), true, false, Type::Q8_1,
      blocks_to_float<block_q8_1, dequantize_row_q8_1>,

@@ -28,7 +28,12 @@ enum class Type : uint32_t {
     Q5_K = 13,
     Q6_K = 14,
     Q8_K = 15,  // activations for the k-quants only: no file stores it (type_from_id rejects it)
+    IQ2_XXS = 16,
+    IQ2_XS = 17,
+    IQ3_XXS = 18,
     IQ4_NL = 20,
+    IQ3_S = 21,
+    IQ2_S = 22,
     IQ4_XS = 23,
     BF16 = 30,
 };
@@ -44,14 +49,16 @@ struct TypeTraits {
     // ever hold activations.
     bool tensor;
     Type vec_dot_type;  // what activations are converted to before a dot product with this type
-    // Scalar reference conversions; n is a multiple of block_size.
+    // Scalar reference conversions; n is a multiple of block_size. from_float is nullptr for the
+    // grid types (IQ2_XXS ... IQ3_S), which lila reads but cannot write: their quantizer needs
+    // an importance matrix.
     void (*to_float)(const void* src, float* dst, int64_t n);
     void (*from_float)(const float* src, void* dst, int64_t n);
 };
 
 // The number of rows of the type table: the size of per-type arrays (kernels.h). type.cpp
 // checks it against the table at compile time.
-constexpr int kTypeCount = 17;
+constexpr int kTypeCount = 22;
 
 // t's row. Throws std::invalid_argument for a value that is not a type of the table (a cast
 // from an unchecked integer; type_from_id() guards files).

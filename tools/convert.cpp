@@ -72,6 +72,12 @@ void summarise(const std::string& in, const std::string& out, double seconds) {
 void run(const ConvertArgs& a) {
     ConvertOptions opts;
     const auto type = file_type_from_name(a.type);
+    if (const auto t = ggml_lite::type_from_name(a.type);
+        !type && t && !ggml_lite::traits(*t).from_float) {
+        throw Error("--type " + a.type +
+                    ": lila reads and runs this type but cannot write it (quantizing to it needs "
+                    "an importance matrix: use llama-quantize --imatrix)");
+    }
     if (!type)
         throw Error("unknown --type '" + a.type + "' (supported: " + file_type_names() + ")");
     opts.type = a.pure ? type->pure() : *type;

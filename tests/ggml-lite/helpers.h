@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -19,8 +20,25 @@ inline std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1.
     return v;
 }
 
-// A weight matrix of `type` made from random floats with the reference codec.
+// `n` blocks of a grid type (IQ2_XXS ... IQ3_S, which have no quantizer): random bytes, each a
+// valid block, with the leading fp16 scale every grid block has set to one in [2^-8, 2^-6), so
+// the values stay within about +-8.
+inline std::vector<uint8_t> random_grid_blocks(Type type, int64_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> data(static_cast<size_t>(n) * traits(type).type_size);
+    for (uint8_t& b : data) b = static_cast<uint8_t>(rng() >> 24);
+    for (int64_t i = 0; i < n; i++) {
+        const auto d = static_cast<uint16_t>(0x1c00 | (rng() & 0x7ff));
+        std::memcpy(data.data() + i * traits(type).type_size, &d, sizeof d);
+    }
+    return data;
+}
+
+// A weight matrix of `type` made from random floats with the reference codec; for a grid type,
+// random blocks.
 inline std::vector<uint8_t> random_matrix(Type type, int64_t rows, int64_t cols, uint32_t seed) {
+    if (!traits(type).from_float)
+        return random_grid_blocks(type, rows * cols / block_size(type), seed);
     const std::vector<float> f = random_floats(rows * cols, seed);
     std::vector<uint8_t> data(row_size(type, cols) * static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; r++) {

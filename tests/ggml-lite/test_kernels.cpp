@@ -165,7 +165,7 @@ std::vector<double> weight_magnitudes(Type type, const std::vector<uint8_t>& w, 
 }
 
 DotCase make_dot_case(Type type, int64_t n, uint32_t seed) {
-    DotCase c{type, to_type(type, random_floats(n, seed)), {}, 0.0};
+    DotCase c{type, test::random_matrix(type, 1, n, seed), {}, 0.0};
     const Type act = traits(type).vec_dot_type;
     c.x = to_type(act, random_floats(n, seed + 1, -3.0f, 3.0f));
     const std::vector<double> wm = weight_magnitudes(type, c.w, n);

@@ -389,6 +389,10 @@ TEST_F(BadInput, ConvertInputs) {
     expect_error({"convert", test::stories_checkpoint(), "--tokenizer", test::stories_tokenizer(),
                   "-o", out, "--type", "q9_9"},
                  {"--type", "q9_9"});
+    // A type lila reads but cannot write: named as such, not as unknown.
+    expect_error({"convert", test::stories_checkpoint(), "--tokenizer", test::stories_tokenizer(),
+                  "-o", out, "--type", "iq2_xxs"},
+                 {"--type iq2_xxs", "cannot write", "importance matrix"});
     // A header of in-range sizes whose weights add up to just over 2^64 bytes: the size
     // check once wrapped around and took this 28-byte file for a whole model.
     const std::string wrapped = "tests/data/fuzz/llama2c/size-check-overflow.bin";  // from the root

@@ -578,11 +578,18 @@ TEST_F(GGUF, RejectsBadTensorInfos) {
     expect_rejected(file(tensor_info("w", {uint64_t(1) << 40}, 0, 0)),
                     "1099511627776 elements of f32 are more than the whole file holds");
     expect_rejected(file(tensor_info("w", {8}, 99, 0)), "('w'): unknown type id 99");
-    expect_rejected(file(tensor_info("w", {256}, 16, 0)), "type iq2_xxs (id 16) is not supported");
+    expect_rejected(file(tensor_info("w", {256}, 19, 0)), "type iq1_s (id 19) is not supported");
     // Q8_K is only ever an activation type: a tensor of it is no model lila (or ggml) runs.
     expect_rejected(file(tensor_info("w", {256}, 15, 0)), "type q8_K (id 15) is not supported");
     expect_rejected(file(tensor_info("w", {16}, 8, 0)),
                     "row length 16 is not a multiple of the q8_0 block size 32");
+    // The grid types are sized by the type table as every other type: 256 values of IQ3_S
+    // are 110 bytes, more than the 64 the file has after its header.
+    expect_rejected(file(tensor_info("w", {128}, 21, 0)),
+                    "row length 128 is not a multiple of the iq3_s block size 256");
+    expect_rejected(file(tensor_info("w", {256}, 21, 0)), "end past the end of the file");
+    expect_rejected(file(tensor_info("w", {256 * 64}, 16, 0)),
+                    "16384 elements of iq2_xxs are more than the whole file holds");
     expect_rejected(file(tensor_info("w", {8}, 0, 0) + tensor_info("w", {8}, 0, 32), 2),
                     "duplicate tensor name 'w'");
     expect_rejected(file(tensor_info("w", {8}, 0, 4)),

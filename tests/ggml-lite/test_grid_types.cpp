@@ -1,0 +1,164 @@
+// The grid types IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S: read only (no quantizer), decoded
+// exactly as ggml decodes them.
+//
+// tests/data/iq_grids/<type>.bin and the hashes below were written once by a small C program
+// outside this project, linked against llama.cpp's libggml-base (the /work/ext/llama.cpp build,
+// after a ggml_init()). Each .bin holds two blocks, then ggml's to_float of them (its
+// dequantize_row_iq2_xxs ...), 512 little-endian floats: block 37 of the first tensor of that
+// type in a file llama-quantize wrote, and one block of random bytes with that block's fp16
+// scale. The files: `lila convert --random stories110m --confident --type f16`, then
+// `llama-quantize --imatrix` (a synthetic importance matrix) to its file types IQ2_XXS, IQ2_XS,
+// IQ2_M (whose matrices are IQ2_S: its IQ2_S file type writes IQ2_XS), IQ3_XXS and IQ3_S. The
+// hashes are FNV-1a of ggml's floats for lcg_blocks() below, which the program made alike.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "ggml-lite/iq_grids.h"
+#include "ggml-lite/kernels.h"
+#include "ggml-lite/quant.h"
+#include "ggml-lite/type.h"
+#include "helpers.h"
+
+namespace ggml_lite {
+namespace {
+
+constexpr Type kGridTypes[] = {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS,
+                               Type::IQ3_S};
+
+TEST(GridTypes, GgmlIdsAndLayouts) {
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ2_XXS), 16u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ2_XS), 17u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ3_XXS), 18u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ3_S), 21u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ2_S), 22u);
+    EXPECT_EQ(row_size(Type::IQ2_XXS, 512), 132u);  // 2.0625 bits per value
+    EXPECT_EQ(row_size(Type::IQ2_XS, 512), 148u);   // 2.3125
+    EXPECT_EQ(row_size(Type::IQ2_S, 512), 164u);    // 2.5625
+    EXPECT_EQ(row_size(Type::IQ3_XXS, 512), 196u);  // 3.0625
+    EXPECT_EQ(row_size(Type::IQ3_S, 512), 220u);    // 3.4375
+    for (Type t : kGridTypes) {
+        EXPECT_EQ(type_from_id(static_cast<uint32_t>(t)), t);
+        EXPECT_EQ(type_from_name(type_name(t)), t);
+        EXPECT_EQ(block_size(t), QK_K);
+        EXPECT_TRUE(traits(t).quantized);
+        EXPECT_EQ(traits(t).vec_dot_type, Type::Q8_K);
+        EXPECT_EQ(traits(t).from_float, nullptr) << type_name(t);  // lila cannot write them
+    }
+    EXPECT_EQ(type_from_name("IQ3_S"), Type::IQ3_S);
+}
+
+// ggml's ksigns_iq2xs table, at a few entries: the seven stored bits and their parity.
+TEST(GridTypes, EvenSigns) {
+    EXPECT_EQ(even_signs(0), 0);
+    EXPECT_EQ(even_signs(1), 129);
+    EXPECT_EQ(even_signs(3), 3);
+    EXPECT_EQ(even_signs(17), 17);
+    EXPECT_EQ(even_signs(18), 18);
+    EXPECT_EQ(even_signs(19), 147);
+    EXPECT_EQ(even_signs(127), 255);
+    EXPECT_EQ(even_signs(0x80 | 1), 129);  // bits above the seventh are not signs
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    EXPECT_TRUE(in) << path;
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Block 37 of a llama-quantize file and a block of random bytes decode to ggml's floats, bit
+// for bit.
+TEST(GridTypes, DequantizeMatchesGgmlFixture) {
+    for (Type t : kGridTypes) {
+        const std::vector<uint8_t> f =
+            read_bytes(std::string("tests/data/iq_grids/") + type_name(t) + ".bin");
+        const size_t blocks = 2 * traits(t).type_size;
+        ASSERT_EQ(f.size(), blocks + 2 * QK_K * sizeof(float)) << type_name(t);
+        std::vector<float> want(2 * QK_K), got(2 * QK_K);
+        std::memcpy(want.data(), f.data() + blocks, want.size() * sizeof(float));
+        traits(t).to_float(f.data(), got.data(), 2 * QK_K);
+        for (int i = 0; i < 2 * QK_K; i++) {
+            uint32_t a, b;
+            std::memcpy(&a, &got[i], 4);
+            std::memcpy(&b, &want[i], 4);
+            ASSERT_EQ(a, b) << type_name(t) << " value " << i << ": " << got[i] << " vs ggml's "
+                            << want[i];
+        }
+    }
+}
+
+// 256 blocks of LCG bytes (the generator of test_quant.cpp's golden_row), each with the fp16
+// scale 0x1c00 | 12 of its bits: every grid index and sign pattern many times over.
+std::vector<uint8_t> lcg_blocks(Type t) {
+    const size_t bs = traits(t).type_size;
+    std::vector<uint8_t> v(256 * bs);
+    uint32_t s = 20240 + static_cast<uint32_t>(t);
+    for (uint8_t& b : v) {
+        s = s * 1664525u + 1013904223u;
+        b = static_cast<uint8_t>(s >> 24);
+    }
+    for (size_t b = 0; b < 256; b++) {
+        const auto d = static_cast<uint16_t>(0x1c00 | ((v[b * bs] | v[b * bs + 1] << 8) & 0x0fff));
+        std::memcpy(&v[b * bs], &d, 2);
+    }
+    return v;
+}
+
+uint64_t fnv1a(const void* p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= static_cast<const uint8_t*>(p)[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+TEST(GridTypes, DequantizeMatchesGgmlHashes) {
+    const std::pair<Type, uint64_t> cases[] = {
+        {Type::IQ2_XXS, 0xd58d7e59c3cf92d9ull}, {Type::IQ2_XS, 0xca3341efd4e17f6eull},
+        {Type::IQ2_S, 0xaab1ee6d83bfaaa4ull},   {Type::IQ3_XXS, 0xf1d08fd952eee706ull},
+        {Type::IQ3_S, 0xd2b9ce2fba402278ull},
+    };
+    for (const auto& [t, hash] : cases) {
+        const std::vector<uint8_t> blocks = lcg_blocks(t);
+        std::vector<float> y(256 * QK_K);
+        traits(t).to_float(blocks.data(), y.data(), 256 * QK_K);
+        EXPECT_EQ(fnv1a(y.data(), y.size() * sizeof(float)), hash) << type_name(t);
+    }
+}
+
+// Every table's dot of a grid row with Q8_K activations: exact integer sums, then float steps.
+// With scales 1 and activation levels in [-3, 3] every step is exact (|sum| < 2^24), so the
+// result is the dot of the decoded floats to the bit; a misread level or scale changes it.
+// (test_kernels.cpp compares the tables on random blocks, to rounding.)
+TEST(GridTypes, DotExactOnExactData) {
+    constexpr int kBlocks = 3;
+    for (Type t : kGridTypes) {
+        std::vector<uint8_t> w = test::random_grid_blocks(t, kBlocks, 7);
+        const fp16_t one = 0x3c00;
+        for (int b = 0; b < kBlocks; b++) std::memcpy(&w[b * traits(t).type_size], &one, 2);
+        std::vector<float> wf(kBlocks * QK_K);
+        traits(t).to_float(w.data(), wf.data(), kBlocks * QK_K);
+        std::vector<block_q8_K> x(kBlocks);
+        double want = 0.0;
+        for (int b = 0; b < kBlocks; b++) {
+            x[b].d = 1.0f;
+            for (int i = 0; i < QK_K; i++) {
+                x[b].qs[i] = static_cast<int8_t>((b + i) % 7 - 3);
+                want += static_cast<double>(wf[b * QK_K + i]) * x[b].qs[i];
+            }
+        }
+        for (const Kernels* k : test::all_tables()) {
+            EXPECT_EQ(k->of(t).vec_dot(kBlocks * QK_K, w.data(), x.data()),
+                      static_cast<float>(want))
+                << isa_name(k->isa) << ' ' << type_name(t);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ggml_lite
