@@ -404,8 +404,21 @@ float packed_block(const Packed& w, int r, const block_q8_1c& x, float sum) {
 }
 
 // Super-block columns against Q8_K activations: the integer sums of a super-block are exact,
-// then two float steps (Q4_K: scales, then mins) or one (Q6_K), each an fma.
-float packed_block(const block_q4_Kx16& w, int r, const block_q8_K& x, float sum) {
+// then two float steps (Q4_K, Q5_K: scales, then mins) or one (Q6_K), each an fma.
+
+// Value i of sub-block j: the nibble of qs word 8 (j / 2) + i / 4 (high for odd j), and Q5_K's
+// fifth bit, bit j of qh byte i.
+int packed_k_level(const block_q4_Kx16& w, int r, int j, int i) {
+    const uint8_t q = w.qs[8 * (j / 2) + i / 4][r][i % 4];
+    return j % 2 ? q >> 4 : q & 0x0f;
+}
+int packed_k_level(const block_q5_Kx16& w, int r, int j, int i) {
+    const uint8_t q = w.qs[8 * (j / 2) + i / 4][r][i % 4];
+    return (j % 2 ? q >> 4 : q & 0x0f) | (((w.qh[i / 4][r][i % 4] >> j) & 1) << 4);
+}
+
+template <class Packed>
+float packed_min_block(const Packed& w, int r, const block_q8_K& x, float sum) {
     uint8_t packed_scales[K_SCALE_SIZE];
     for (int k = 0; k < K_SCALE_SIZE; k++) packed_scales[k] = w.scales[k][r];
     int32_t isum = 0, msum = 0;
@@ -413,15 +426,18 @@ float packed_block(const block_q4_Kx16& w, int r, const block_q8_K& x, float sum
         uint8_t sc, m;
         get_scale_min_k4(j, packed_scales, &sc, &m);
         int32_t dot = 0;
-        for (int i = 0; i < 32; i++) {
-            const uint8_t q = w.qs[8 * (j / 2) + i / 4][r][i % 4];
-            dot += (j % 2 ? q >> 4 : q & 0x0f) * x.qs[32 * j + i];
-        }
+        for (int i = 0; i < 32; i++) dot += packed_k_level(w, r, j, i) * x.qs[32 * j + i];
         isum += sc * dot;
         msum += m * (x.bsums[2 * j] + x.bsums[2 * j + 1]);
     }
     sum = std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
     return std::fma(static_cast<float>(msum), -(fp16_to_fp32(w.dmin[r]) * x.d), sum);
+}
+float packed_block(const block_q4_Kx16& w, int r, const block_q8_K& x, float sum) {
+    return packed_min_block(w, r, x, sum);
+}
+float packed_block(const block_q5_Kx16& w, int r, const block_q8_K& x, float sum) {
+    return packed_min_block(w, r, x, sum);
 }
 
 // Value 128h + 32k + l (k < 4, l < 32): its low 4 bits in ql byte 64h + 32(k % 2) + l (the
@@ -562,6 +578,7 @@ const Kernels& kernels_scalar() {
             {Type::Q4_1, {q8_1c_from_float, packed_gemm<block_q4_1x16, block_q8_1c, QK4_1>}},
             {Type::Q5_1, {q8_1c_from_float, packed_gemm<block_q5_1x16, block_q8_1c, QK5_1>}},
             {Type::Q4_K, {from_float(Type::Q8_K), packed_gemm<block_q4_Kx16, block_q8_K, QK_K>}},
+            {Type::Q5_K, {from_float(Type::Q8_K), packed_gemm<block_q5_Kx16, block_q8_K, QK_K>}},
             {Type::Q6_K, {from_float(Type::Q8_K), packed_gemm<block_q6_Kx16, block_q8_K, QK_K>}},
         };
         Kernels k = with_overrides(Kernels{}, Isa::Scalar, types, packed);

@@ -59,6 +59,13 @@ void put_row(block_q4_Kx16& p, int r, const block_q4_K& b) {
     for (int k = 0; k < K_SCALE_SIZE; k++) p.scales[k][r] = b.scales[k];
     put_words(p.qs, b.qs, 32, r);
 }
+void put_row(block_q5_Kx16& p, int r, const block_q5_K& b) {
+    p.d[r] = b.d;
+    p.dmin[r] = b.dmin;
+    for (int k = 0; k < K_SCALE_SIZE; k++) p.scales[k][r] = b.scales[k];
+    put_words(p.qh, b.qh, 8, r);
+    put_words(p.qs, b.qs, 32, r);
+}
 void put_row(block_q6_Kx16& p, int r, const block_q6_K& b) {
     p.d[r] = b.d;
     for (int g = 0; g < QK_K / 16; g++) p.scales[g][r] = b.scales[g];
@@ -114,6 +121,7 @@ constexpr Layout kLayouts[] = {
     {Type::Q4_1, pack_group<block_q4_1, block_q4_1x16>, sizeof(block_q8_1c), QK8_1},
     {Type::Q5_1, pack_group<block_q5_1, block_q5_1x16>, sizeof(block_q8_1c), QK8_1},
     {Type::Q4_K, pack_group<block_q4_K, block_q4_Kx16>, sizeof(block_q8_K), QK_K},
+    {Type::Q5_K, pack_group<block_q5_K, block_q5_Kx16>, sizeof(block_q8_K), QK_K},
     {Type::Q6_K, pack_group<block_q6_K, block_q6_Kx16>, sizeof(block_q8_K), QK_K},
 };
 

@@ -442,6 +442,7 @@ constexpr PackedOverride kIntegerPacked[] = {
     {Type::Q4_1, {nullptr, packed_gemm<PackedQ32<PackedQ4_1>>}},
     {Type::Q5_1, {nullptr, packed_gemm<PackedQ32<PackedQ5_1>>}},
     {Type::Q4_K, {nullptr, packed_gemm<PackedQ4K>}},
+    {Type::Q5_K, {nullptr, packed_gemm<PackedQ5K>}},
     {Type::Q6_K, {nullptr, packed_gemm<PackedQ6K>}},
 };
 

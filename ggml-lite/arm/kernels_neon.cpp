@@ -184,6 +184,7 @@ constexpr PackedOverride kBaselinePacked[] = {
     {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, nullptr}},
     {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, nullptr}},
     {Type::Q4_K, {quantize_q8_K, nullptr}},
+    {Type::Q5_K, {quantize_q8_K, nullptr}},
     {Type::Q6_K, {quantize_q8_K, nullptr}},
 };
 

@@ -1,6 +1,6 @@
 // NEON packed-weight kernels of the integer types (packed.h, kernels.h: PackedKernels): Q4_0,
 // Q5_0, IQ4_NL and Q8_0 against block_q8_0c activations, Q4_1 and Q5_1 against block_q8_1c,
-// Q4_K and Q6_K against Q8_K.
+// Q4_K, Q5_K and Q6_K against Q8_K.
 //
 // Include only from the NEON translation units, through kernels_neon-inl.h: both compile these
 // kernels, kernels_neon.cpp with the baseline flags and kernels_neon_dotprod.cpp with +dotprod
@@ -184,15 +184,17 @@ uint8x16_t slice_bytes(int g) {
         vorrq_u32(vaddq_u32(vdupq_n_u32(4 * g), iota), vdupq_n_u32(0xffffff00)));
 }
 
-// Q4_K: per sub-block pair, eight words hold sub-block 2p in their low nibbles and 2p + 1 in
-// their high ones. Each sub-block dot times its 6-bit scale, and each min times the sub-block's
-// activation sum (from bsums), are exact int32 per row; then the reference's two float steps.
-struct PackedQ4K {
-    using Block = block_q4_Kx16;
+// Q4_K and Q5_K: per sub-block pair, eight words hold sub-block 2p in their low nibbles and
+// 2p + 1 in their high ones, and Q5_K's fifth bits are bits 2p and 2p + 1 of qh words 0..7. Each
+// sub-block dot times its 6-bit scale, and each min times the sub-block's activation sum (from
+// bsums), are exact int32 per row; then the reference's two float steps.
+template <class B, bool FifthBits>
+struct PackedKMin {
+    using Block = B;
     using ActBlock = block_q8_K;
     static constexpr int kValues = QK_K;
-    // The 16 nibble operands of a sub-block pair stay in registers for all tokens: room for
-    // two tokens' sums.
+    // The 16 operands of a sub-block pair stay in registers for all tokens: room for two
+    // tokens' sums.
     static constexpr int kTokens = 2;
     // get_scale_min_k4 on all 16 rows' bytes at once; the slice's four as int32 lanes.
     static void scale_min(const Block& w, int j, uint8x16_t pick, int32x4_t& sc, int32x4_t& m) {
@@ -219,8 +221,15 @@ struct PackedQ4K {
             int8x16_t op[2][8];
             for (int i = 0; i < 8; i++) {
                 const uint8x16_t v = vld1q_u8(w.qs[8 * p + i][4 * g]);
-                op[0][i] = vreinterpretq_s8_u8(vandq_u8(v, mask));
-                op[1][i] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+                uint8x16_t lo = vandq_u8(v, mask), hi = vshrq_n_u8(v, 4);
+                if constexpr (FifthBits) {
+                    // Bits 2p and 2p + 1 of each byte to bit 4.
+                    const uint8x16_t qh = vld1q_u8(w.qh[i][4 * g]), bit4 = vdupq_n_u8(0x10);
+                    lo = vorrq_u8(lo, vandq_u8(vshlq_u8(qh, vdupq_n_s8(4 - 2 * p)), bit4));
+                    hi = vorrq_u8(hi, vandq_u8(vshlq_u8(qh, vdupq_n_s8(3 - 2 * p)), bit4));
+                }
+                op[0][i] = vreinterpretq_s8_u8(lo);
+                op[1][i] = vreinterpretq_s8_u8(hi);
             }
             for (int h = 0; h < 2; h++) {
                 const int j = 2 * p + h;
@@ -240,6 +249,9 @@ struct PackedQ4K {
         }
     }
 };
+
+using PackedQ4K = PackedKMin<block_q4_Kx16, false>;
+using PackedQ5K = PackedKMin<block_q5_Kx16, true>;
 
 // Q6_K: value 128h + 32k + 4u + i (u < 8, i < 4) has its low 4 bits in ql word
 // 16h + 8(k % 2) + u (nibble k / 2) and its top 2 in qh word 8h + u (bits 2k, 2k + 1). Words

@@ -888,6 +888,7 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, packed_gemm<PackedQ4_1>}},
     {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, packed_gemm<PackedQ5_1>}},
     {Type::Q4_K, {quantize_q8_K, avx512::packed_gemm_q4_K}},
+    {Type::Q5_K, {quantize_q8_K, avx512::packed_gemm_q5_K}},
     {Type::Q6_K, {quantize_q8_K, avx512::packed_gemm_q6_K}},
 };
 

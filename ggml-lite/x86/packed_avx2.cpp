@@ -1,6 +1,6 @@
 // AVX2 kernels for packed weights (packed.h): Q4_0, Q5_0, IQ4_NL and Q8_0 against block_q8_0c
-// activations, Q4_1 and Q5_1 against block_q8_1c, Q4_K and Q6_K against Q8_K, F32, F16 and
-// BF16 against float activations.
+// activations, Q4_1 and Q5_1 against block_q8_1c, Q4_K, Q5_K and Q6_K against Q8_K, F32, F16
+// and BF16 against float activations.
 //
 // A 16-row group is two 256-bit halves, rows 0-7 and rows 8-15 of every 64-byte word or
 // column, one int32 or float lane per row, so nothing is summed horizontally. AVX2 has no
@@ -242,7 +242,7 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
         nt, [&]<int NT>() { packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, nr); });
 }
 
-// ---- Q4_K and Q6_K ---------------------------------------------------------------------------
+// ---- Q4_K, Q5_K and Q6_K ---------------------------------------------------------------------
 //
 // A super-block column against Q8_K activations, half by half, in 8 units of 32 values: unit u
 // is 8 operands (word m pairs with activation bytes 32u + 4m..), unpacked once for all tokens.
@@ -276,11 +276,22 @@ __m256i pair_dot(const __m256i* pairs, const int32_t* p) {
     return sum;
 }
 
-// Q4_K: unit u is sub-block u, the low (u even) or high nibbles of words 8 (u / 2)..+7. Pair
-// sums are at most 2 * 15 * 128, so all 8 add up in int16.
-struct Q4K {
-    using Block = block_q4_Kx16;
-    static constexpr int kGroup = 8;
+// Byte-wise: bit j of each byte moved to bit 4, the rest cleared (Q5_K's fifth bits of
+// sub-block j). The 16-bit lanes' shifts (at most 4) move bits across a byte boundary only into
+// places the mask clears.
+__m256i bit_to_bit4(__m256i v, int j) {
+    const __m256i s = j <= 4 ? _mm256_slli_epi16(v, 4 - j) : _mm256_srli_epi16(v, j - 4);
+    return _mm256_and_si256(s, _mm256_set1_epi8(0x10));
+}
+
+// Q4_K and Q5_K: unit u is sub-block u, the low (u even) or high nibbles of words 8 (u / 2)..+7,
+// and Q5_K's fifth bits, bit u of qh words 0..7. Pair sums are at most 2 * 15 * 128 (4-bit
+// levels), so all 8 add up in int16, or 2 * 31 * 128 (5-bit), so 4.
+template <class B, bool FifthBits>
+struct KMin {
+    using Block = B;
+    static constexpr int kGroup = FifthBits ? 4 : 8;
+    static_assert(kGroup * 2 * (FifthBits ? 31 : 15) * 128 < 32768);
     // Half h's scales (sc[j] for vpmaddwd) and mins as pairs (m_2i, m_2i+1).
     struct Scales {
         __m256i sc[8];
@@ -304,6 +315,11 @@ struct Q4K {
             const __m256i v = _mm256_loadu_si256(
                 reinterpret_cast<const __m256i*>(w.qs[8 * (u / 2) + m][kHalfRows * h]));
             op[m] = _mm256_and_si256(u % 2 ? _mm256_srli_epi16(v, 4) : v, mask);
+            if constexpr (FifthBits) {
+                const __m256i qh =
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh[m][kHalfRows * h]));
+                op[m] = _mm256_or_si256(op[m], bit_to_bit4(qh, u));
+            }
         }
     }
     static __m256i scale(const Scales& s, int u, int) {
@@ -323,6 +339,8 @@ struct Q4K {
                                 _mm256_mul_ps(dmin, _mm256_set1_ps(x.d)), acc);
     }
 };
+using Q4K = KMin<block_q4_Kx16, false>;
+using Q5K = KMin<block_q5_Kx16, true>;
 
 // Q6_K: unit u = 4H + k holds values 128H + 32k + 4m.. (m < 8), sub-blocks 2u and 2u + 1: the
 // ql nibble plus two qh bits shifted to bits 4-5. Pair sums reach 2 * 63 * 128, so only two
@@ -537,6 +555,11 @@ void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, 
 void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     k_gemm<Q4K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q5_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    k_gemm<Q5K>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

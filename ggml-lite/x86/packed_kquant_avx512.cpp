@@ -1,5 +1,5 @@
-// AVX-512 VNNI kernels for packed Q4_K and Q6_K weights (packed.h: block_q4_Kx16, block_q6_Kx16)
-// against Q8_K activations.
+// AVX-512 VNNI kernels for packed Q4_K, Q5_K and Q6_K weights (packed.h: block_q4_Kx16,
+// block_q5_Kx16, block_q6_Kx16) against Q8_K activations.
 //
 // As for Q4_0: one int32 lane per row, one vpdpbusd advances 16 rows by 4 values with the
 // token's 4 activation bytes broadcast from memory. A super-block column is cut into 4 chunks of
@@ -7,7 +7,7 @@
 // integer dot is multiplied by its 16 rows' scales (vpmulld) into an exact integer sum per
 // super-block, so every result is the scalar reference's bits.
 //
-// Compiled with -mavx512*: only the two entry points have external linkage (see
+// Compiled with -mavx512*: only the entry points have external linkage (see
 // kernels_avx512.cpp on why nothing else may be shared with the portable code).
 #include "ggml-lite/x86/packed_kquant_avx512.h"
 
@@ -26,10 +26,21 @@ using FK = FloatKernels<Avx512>;
 constexpr int kChunks = 4;     // chunks of a super-block column
 constexpr int kChunkOps = 16;  // operands per chunk: 16 words of 4 values
 
-// Q4_K: chunk c holds sub-blocks 2c (the low nibbles) and 2c + 1 (the high ones), 8 words each;
-// op[i] pairs with activation values 64c + 4i.., contiguous.
-struct Q4K {
-    using Block = block_q4_Kx16;
+// Byte-wise: bit j of each byte moved to bit 4, the rest cleared (Q5_K's fifth bits of
+// sub-block j). The 16-bit lanes' shifts (at most 4) move bits across a byte boundary only into
+// places the mask clears.
+__m512i bit_to_bit4(__m512i v, int j) {
+    const __m512i s = j <= 4 ? _mm512_slli_epi16(v, 4 - j) : _mm512_srli_epi16(v, j - 4);
+    return _mm512_and_si512(s, _mm512_set1_epi8(0x10));
+}
+
+// Q4_K and Q5_K: chunk c holds sub-blocks 2c (the low nibbles) and 2c + 1 (the high ones), 8
+// words each, with Q5_K's fifth bits (bits 2c and 2c + 1 of qh words 0..7); op[i] pairs with
+// activation values 64c + 4i.., contiguous. vpdpbusd adds its four products in int32, so the
+// 5-bit levels need no grouping.
+template <class B, bool FifthBits>
+struct KMin {
+    using Block = B;
     static constexpr int kSubs = 2;     // sub-blocks per chunk
     static constexpr int kWords = 8;    // words per sub-block
     static constexpr int kValues = 32;  // values per sub-block
@@ -61,6 +72,11 @@ struct Q4K {
             const __m512i v = _mm512_loadu_si512(w.qs[8 * c + m]);
             op[m] = _mm512_and_si512(v, mask);
             op[8 + m] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+            if constexpr (FifthBits) {
+                const __m512i qh = _mm512_loadu_si512(w.qh[m]);
+                op[m] = _mm512_or_si512(op[m], bit_to_bit4(qh, 2 * c));
+                op[8 + m] = _mm512_or_si512(op[8 + m], bit_to_bit4(qh, 2 * c + 1));
+            }
         }
     }
     static int sub(int c, int k) {
@@ -85,6 +101,9 @@ struct Q4K {
                                 acc);
     }
 };
+
+using Q4K = KMin<block_q4_Kx16, false>;
+using Q5K = KMin<block_q5_Kx16, true>;
 
 // Q6_K: chunk c = 2h + a holds the 6-bit levels of values 128h + 32k + 4m.. (k < 4,
 // m = 4a..4a+3): sub-blocks 8h + 2k + a, 4 words each. A level is the ql nibble plus two qh
@@ -204,6 +223,11 @@ void gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y, in
 void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     gemm<Q4K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q5_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    gemm<Q5K>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

@@ -1,4 +1,4 @@
-// The AVX-512 table's packed Q4_K and Q6_K kernels (PackedKernels::gemm, kernels.h), in a
+// The AVX-512 table's packed Q4_K, Q5_K and Q6_K kernels (PackedKernels::gemm, kernels.h), in a
 // translation unit of their own.
 #pragma once
 
@@ -8,6 +8,8 @@
 namespace ggml_lite::avx512 {
 
 void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+void packed_gemm_q5_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
 void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);

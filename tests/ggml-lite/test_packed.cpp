@@ -26,7 +26,7 @@ const Kernels& ref() {
 
 // The types whose packed kernels read block_q8_0c activations, and the k-quants (block_q8_K).
 constexpr Type kQuantTypes[] = {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::IQ4_NL};
-constexpr Type kKQuantTypes[] = {Type::Q4_K, Type::Q6_K};
+constexpr Type kKQuantTypes[] = {Type::Q4_K, Type::Q5_K, Type::Q6_K};
 
 // Every type with a packed layout.
 std::vector<Type> packed_types() {
@@ -175,7 +175,7 @@ TEST(Packed, QuantLayoutHoldsTheOriginalBytes) {
     }
 }
 
-// Q4_K and Q6_K: the scales, mins and scale bytes side by side per row, the quants as 4-byte
+// Q4_K, Q5_K and Q6_K: the scales, mins and scale bytes side by side per row, the quants as 4-byte
 // words of the original rows, so every byte of the original is in the group once; padding rows
 // are zero blocks.
 template <class Block, class Packed, class Check>
@@ -205,6 +205,14 @@ TEST(Packed, KQuantLayoutHoldsTheOriginalBytes) {
             EXPECT_EQ(got.d[i], orig.d);
             EXPECT_EQ(got.dmin[i], orig.dmin);
             for (int k = 0; k < K_SCALE_SIZE; k++) EXPECT_EQ(got.scales[k][i], orig.scales[k]);
+            for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
+        });
+    check_k_layout<block_q5_K, block_q5_Kx16>(
+        Type::Q5_K, [](const block_q5_Kx16& got, int i, const block_q5_K& orig) {
+            EXPECT_EQ(got.d[i], orig.d);
+            EXPECT_EQ(got.dmin[i], orig.dmin);
+            for (int k = 0; k < K_SCALE_SIZE; k++) EXPECT_EQ(got.scales[k][i], orig.scales[k]);
+            for (int k = 0; k < QK_K / 8; k++) ASSERT_EQ(word_byte(got.qh, k, i), orig.qh[k]);
             for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
         });
     check_k_layout<block_q6_K, block_q6_Kx16>(
@@ -394,6 +402,13 @@ TEST(Packed, KQuantExtremes) {
                     blk.dmin = fp32_to_fp16(r % 2 ? 0.5f : -2.0f);
                     std::memset(blk.scales, 0xff, sizeof blk.scales);  // scales and mins 63
                     std::memset(blk.qs, fill, sizeof blk.qs);
+                } else if (type == Type::Q5_K) {
+                    auto& blk = reinterpret_cast<block_q5_K*>(row)[b];
+                    blk.d = fp32_to_fp16(1.0f);
+                    blk.dmin = fp32_to_fp16(r % 2 ? 0.5f : -2.0f);
+                    std::memset(blk.scales, 0xff, sizeof blk.scales);
+                    std::memset(blk.qh, fill, sizeof blk.qh);  // levels 0 or 31
+                    std::memset(blk.qs, fill, sizeof blk.qs);
                 } else {
                     auto& blk = reinterpret_cast<block_q6_K*>(row)[b];
                     blk.d = fp32_to_fp16(r % 2 ? 1.0f : -0.5f);
@@ -535,10 +550,11 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
         std::vector<uint8_t> w;
         Matrix m;
     };
-    Case cases[] = {
-        {Type::Q4_0, 40, 64, {}, {}},  {Type::Q8_0, 17, 64, {}, {}},  {Type::Q5_0, 23, 96, {}, {}},
-        {Type::IQ4_NL, 9, 64, {}, {}}, {Type::Q4_1, 20, 64, {}, {}},  {Type::Q5_1, 16, 128, {}, {}},
-        {Type::Q4_K, 17, 256, {}, {}}, {Type::Q6_K, 33, 512, {}, {}}, {Type::F16, 5, 40, {}, {}}};
+    Case cases[] = {{Type::Q4_0, 40, 64, {}, {}},  {Type::Q8_0, 17, 64, {}, {}},
+                    {Type::Q5_0, 23, 96, {}, {}},  {Type::IQ4_NL, 9, 64, {}, {}},
+                    {Type::Q4_1, 20, 64, {}, {}},  {Type::Q5_1, 16, 128, {}, {}},
+                    {Type::Q4_K, 17, 256, {}, {}}, {Type::Q5_K, 19, 512, {}, {}},
+                    {Type::Q6_K, 33, 512, {}, {}}, {Type::F16, 5, 40, {}, {}}};
     std::vector<Matrix*> all;
     for (Case& c : cases) {
         c.w = test::random_matrix(c.type, c.rows, c.cols, 9);
