@@ -181,6 +181,7 @@ constexpr PackedOverride kBaselinePacked[] = {
     {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, nullptr}},
     {Type::Q4_K, {quantize_q8_K, nullptr}},
     {Type::Q6_K, {quantize_q8_K, nullptr}},
+    {Type::IQ4_XS, {quantize_q8_K, nullptr}},
 };
 
 }  // namespace

@@ -631,6 +631,7 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, avx2::packed_gemm_q5_1}},
     {Type::Q4_K, {quantize_q8_K, avx2::packed_gemm_q4_K}},
     {Type::Q6_K, {quantize_q8_K, avx2::packed_gemm_q6_K}},
+    {Type::IQ4_XS, {quantize_q8_K, avx2::packed_gemm_iq4_xs}},
 };
 
 }  // namespace
