@@ -51,12 +51,12 @@ struct PackedKernels {
     // kPackTokens. Every row's sum runs in a fixed order whatever nr and nt are, with fma:
     // the 32-value block types block by block, sum = fma(integer dot, d_w * d_x, sum), then
     // for Q4_1/Q5_1 sum = fma(m_w, s_x, sum); Q4_K/Q6_K/IQ4_XS super-block by super-block,
-    // sum = fma(integer sum of scale * sub-block dot, d_w * d_x, sum) (IQ4_XS: the signed
-    // scales times the dots of the table's values, the integer vec_dot sums too), then for Q4_K
-    // sum = fma(integer sum of min * sub-block sum of x, -(dmin_w * d_x), sum); float types in four
-    // partial sums (column c into partial c % 4, so one token still has four FMA chains), then (p0
-    // + p1) + (p2 + p3). Results do not depend on tiling, and every table gives the scalar one's
-    // bits.
+    // sum = fma(integer sum of scale * sub-block dot, d_w * d_x, sum) (for IQ4_XS the integer
+    // vec_dot sums: signed scales times the table values' dots), then for Q4_K
+    // sum = fma(integer sum of min * sub-block sum of x, -(dmin_w * d_x), sum); float types in
+    // four partial sums (column c into partial c % 4, so one token still has four FMA chains),
+    // then (p0 + p1) + (p2 + p3). Results do not depend on tiling, and every table gives the
+    // scalar one's bits.
     void (*gemm)(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                  int64_t y_stride, int nr, int nt);
 };
