@@ -458,6 +458,22 @@ float packed_block(const block_q6_Kx16& w, int r, const block_q8_K& x, float sum
     return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
 }
 
+// IQ4_XS: the scale of sub-block j (iq4_xs_scale on row r's bytes), times the exact dot of the
+// table's values (packed_level's lookup without the + 128) with its 32 activations.
+float packed_block(const block_iq4_xsx16& w, int r, const block_q8_K& x, float sum) {
+    int32_t isum = 0;
+    for (int j = 0; j < QK_K / 32; j++) {
+        const int sc = (((w.scales_l[j / 2][r] >> (4 * (j % 2))) & 0x0f) |
+                        (((w.scales_h[j / 4][r] >> (2 * (j % 4))) & 3) << 4)) -
+                       32;
+        int32_t dot = 0;
+        for (int i = 0; i < 32; i++)
+            dot += kvalues_iq4nl[packed_nibble(w.qs + 4 * j, r, i)] * x.qs[32 * j + i];
+        isum += sc * dot;
+    }
+    return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
+}
+
 // Row r of the group against token t, block column by block column (Values values each).
 template <class Packed, class Act, int Values>
 void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
@@ -580,6 +596,8 @@ const Kernels& kernels_scalar() {
             {Type::Q4_K, {from_float(Type::Q8_K), packed_gemm<block_q4_Kx16, block_q8_K, QK_K>}},
             {Type::Q5_K, {from_float(Type::Q8_K), packed_gemm<block_q5_Kx16, block_q8_K, QK_K>}},
             {Type::Q6_K, {from_float(Type::Q8_K), packed_gemm<block_q6_Kx16, block_q8_K, QK_K>}},
+            {Type::IQ4_XS,
+             {from_float(Type::Q8_K), packed_gemm<block_iq4_xsx16, block_q8_K, QK_K>}},
         };
         Kernels k = with_overrides(Kernels{}, Isa::Scalar, types, packed);
         k.rmsnorm = rmsnorm;

@@ -72,6 +72,13 @@ void put_row(block_q6_Kx16& p, int r, const block_q6_K& b) {
     put_words(p.ql, b.ql, 32, r);
     put_words(p.qh, b.qh, 16, r);
 }
+void put_row(block_iq4_xsx16& p, int r, const block_iq4_xs& b) {
+    p.d[r] = b.d;
+    p.scales_h[0][r] = static_cast<uint8_t>(b.scales_h);
+    p.scales_h[1][r] = static_cast<uint8_t>(b.scales_h >> 8);
+    for (int k = 0; k < QK_K / 64; k++) p.scales_l[k][r] = b.scales_l[k];
+    put_words(p.qs, b.qs, QK_K / 8, r);
+}
 
 // The nb block columns of a group; rows past rows_left stay zero.
 template <class Block, class Packed>
@@ -123,6 +130,7 @@ constexpr Layout kLayouts[] = {
     {Type::Q4_K, pack_group<block_q4_K, block_q4_Kx16>, sizeof(block_q8_K), QK_K},
     {Type::Q5_K, pack_group<block_q5_K, block_q5_Kx16>, sizeof(block_q8_K), QK_K},
     {Type::Q6_K, pack_group<block_q6_K, block_q6_Kx16>, sizeof(block_q8_K), QK_K},
+    {Type::IQ4_XS, pack_group<block_iq4_xs, block_iq4_xsx16>, sizeof(block_q8_K), QK_K},
 };
 
 // t's layout; nullptr when t has none. Throws std::invalid_argument, as type_slot() does, for a

@@ -6,7 +6,7 @@
 // rows' values of a column together:
 // - F32, F16, BF16: column c is 16 values, row 0 first: one vector load is one column of all
 //   16 rows, and one FMA with the column's activation broadcast advances 16 row sums.
-// - Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K: within a block column, word m
+// - Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS: within a block column, word m
 //   (4 bytes) of every row sits side by side, so one 64-byte load is 4 bytes of each of the 16
 //   rows: exactly a vpdpbusd operand whose int32 lane r sums row r. The per-row scales are side by
 //   side too (16 lanes).
@@ -102,6 +102,18 @@ struct block_q6_Kx16 {
 };
 static_assert(sizeof(block_q6_Kx16) == 16 * 210);
 
+// One super-block column of 16 IQ4_XS rows: scales_h[k][r] = byte k of row r's scales_h (the
+// top 2 bits of scales 4k..4k+3), scales_l[k][r] = row r's scales_l[k], qs[w][r] = bytes
+// 4w..4w+3 of row r's qs. Sub-block j's nibbles are words 4j..4j+3, laid out as one IQ4_NL
+// block column (block_iq4_nlx16::qs).
+struct block_iq4_xsx16 {
+    fp16_t d[kPackRows];
+    uint8_t scales_h[2][kPackRows];
+    uint8_t scales_l[4][kPackRows];
+    uint8_t qs[32][kPackRows][4];
+};
+static_assert(sizeof(block_iq4_xsx16) == 16 * 136);
+
 // An activation block for the packed kernels: Q8_0's values (the same bytes
 // quantize_row_q8_0_ref writes), the scale already as float, and the integer correction of the
 // unsigned weight operand: c = -8 sum(qs) facing Q4_0 (levels q - 8 stored as q), -16 sum(qs)
@@ -125,12 +137,12 @@ struct block_q8_1c {
 static_assert(sizeof(block_q8_1c) == 40);
 
 // True for the types that have a packed layout (a row of packed.cpp's layouts): F32, F16, BF16,
-// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K. The functions below throw
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS. The functions below throw
 // std::invalid_argument for the others.
 bool packable(Type t);
 // Bytes of one activation row of `cols` values as the packed kernels of weight type t read it:
 // floats for F32/F16/BF16, block_q8_0c for Q4_0/Q5_0/IQ4_NL/Q8_0, block_q8_1c for Q4_1/Q5_1,
-// block_q8_K for Q4_K/Q5_K/Q6_K.
+// block_q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS.
 size_t packed_activation_size(Type t, int64_t cols);
 // Bytes of one packed group of 16 rows of `cols` columns: those of the 16 rows.
 size_t packed_group_size(Type t, int64_t cols);

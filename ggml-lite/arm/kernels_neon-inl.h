@@ -1,6 +1,6 @@
 // The NEON integer kernels (every quantized weight type; packed for Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, IQ4_NL, Q4_K, Q6_K) and their entries in the kernel tables, written once for both NEON
-// tables.
+// Q5_1, IQ4_NL, Q4_K, Q6_K, IQ4_XS) and their entries in the kernel tables, written once for
+// both NEON tables.
 //
 // Include only from the two NEON translation units: kernels_neon.cpp, compiled with the
 // baseline flags (the `neon` table), and kernels_neon_dotprod.cpp, compiled with +dotprod
@@ -444,6 +444,7 @@ constexpr PackedOverride kIntegerPacked[] = {
     {Type::Q4_K, {nullptr, packed_gemm<PackedQ4K>}},
     {Type::Q5_K, {nullptr, packed_gemm<PackedQ5K>}},
     {Type::Q6_K, {nullptr, packed_gemm<PackedQ6K>}},
+    {Type::IQ4_XS, {nullptr, packed_gemm<PackedIQ4XS>}},
 };
 
 }  // namespace

@@ -186,6 +186,7 @@ constexpr PackedOverride kBaselinePacked[] = {
     {Type::Q4_K, {quantize_q8_K, nullptr}},
     {Type::Q5_K, {quantize_q8_K, nullptr}},
     {Type::Q6_K, {quantize_q8_K, nullptr}},
+    {Type::IQ4_XS, {quantize_q8_K, nullptr}},
 };
 
 }  // namespace

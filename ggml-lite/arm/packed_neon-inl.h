@@ -1,6 +1,6 @@
 // NEON packed-weight kernels of the integer types (packed.h, kernels.h: PackedKernels): Q4_0,
 // Q5_0, IQ4_NL and Q8_0 against block_q8_0c activations, Q4_1 and Q5_1 against block_q8_1c,
-// Q4_K, Q5_K and Q6_K against Q8_K.
+// Q4_K, Q5_K, Q6_K and IQ4_XS against Q8_K.
 //
 // Include only from the NEON translation units, through kernels_neon-inl.h: both compile these
 // kernels, kernels_neon.cpp with the baseline flags and kernels_neon_dotprod.cpp with +dotprod
@@ -149,18 +149,22 @@ using PackedQ5 = PackedNibbles<block_q5_0x16, block_q8_0c, true>;
 using PackedQ4_1 = PackedNibbles<block_q4_1x16, block_q8_1c, false>;
 using PackedQ5_1 = PackedNibbles<block_q5_1x16, block_q8_1c, true>;
 
+// IQ4_NL's nibbles in slice g (one block column's, or one IQ4_XS sub-block's) looked up in the
+// table of signed levels: op[i] elements 4i..4i+3 of each row.
+void iq4nl_levels(const uint8_t (*qs)[kPackRows][4], int g, int8x16_t* op) {
+    const int8x16_t table = vld1q_s8(kvalues_iq4nl);
+    uint8x16_t q[8];
+    packed_nibbles(qs, g, q);
+    for (int i = 0; i < 8; i++) op[i] = vqtbl1q_s8(table, q[i]);
+}
+
 // IQ4_NL: the nibbles looked up in the table of signed levels. sum v x is exactly the
 // reference's c + sum (v + 128) x with c = -128 sum x, so c is not read.
 struct PackedIQ4NL {
     using Block = block_iq4_nlx16;
     using Act = block_q8_0c;
     static constexpr bool kAddCorrection = false;
-    static void load(const Block& w, int g, int8x16_t* op) {
-        const int8x16_t table = vld1q_s8(kvalues_iq4nl);
-        uint8x16_t q[8];
-        packed_nibbles(w.qs, g, q);
-        for (int i = 0; i < 8; i++) op[i] = vqtbl1q_s8(table, q[i]);
-    }
+    static void load(const Block& w, int g, int8x16_t* op) { iq4nl_levels(w.qs, g, op); }
 };
 
 struct PackedQ8 {
@@ -296,6 +300,43 @@ struct PackedQ6K {
                     isum[t] = vmlaq_s32(vmlaq_s32(isum[t], d0, sc0), d1, sc1);
                 }
             }
+        }
+        const float32x4_t wd = load_halves(w.d + 4 * g);
+        for (int t = 0; t < NT; t++)
+            acc[t] = vfmaq_f32(acc[t], vcvtq_f32_s32(isum[t]), vmulq_n_f32(wd, x[t]->d));
+    }
+};
+
+// IQ4_XS: sub-block j is IQ4_NL's nibbles in words 4j..4j+3, looked up as signed levels; its
+// exact dot times the rows' signed scale adds up in int32 per row, then one float step.
+struct PackedIQ4XS {
+    using Block = block_iq4_xsx16;
+    using ActBlock = block_q8_K;
+    static constexpr int kValues = QK_K;
+    // A sub-block's 8 operands serve all tokens: room for four tokens' sums.
+    static constexpr int kTokens = 4;
+    // iq4_xs_scale on all 16 rows' bytes at once; the slice's four as int32 lanes.
+    static int32x4_t scale(const Block& w, int j, uint8x16_t pick) {
+        const int8x16_t lo_shift = vdupq_n_s8(static_cast<int8_t>(-4 * (j % 2)));
+        const int8x16_t hi_shift = vdupq_n_s8(static_cast<int8_t>(-2 * (j % 4)));
+        const uint8x16_t lo =
+            vandq_u8(vshlq_u8(vld1q_u8(w.scales_l[j / 2]), lo_shift), vdupq_n_u8(0x0f));
+        const uint8x16_t hi =
+            vandq_u8(vshlq_u8(vld1q_u8(w.scales_h[j / 4]), hi_shift), vdupq_n_u8(0x03));
+        const uint8x16_t sc = vqtbl1q_u8(vorrq_u8(lo, vshlq_n_u8(hi, 4)), pick);
+        return vsubq_s32(vreinterpretq_s32_u8(sc), vdupq_n_s32(32));
+    }
+    template <int NT>
+    static void slice(const Block& w, int g, const block_q8_K* const* x, float32x4_t* acc) {
+        const uint8x16_t pick = slice_bytes(g);
+        int32x4_t isum[NT];
+        for (int t = 0; t < NT; t++) isum[t] = vdupq_n_s32(0);
+        for (int j = 0; j < QK_K / 32; j++) {
+            int8x16_t op[8];
+            iq4nl_levels(w.qs + 4 * j, g, op);
+            const int32x4_t sc = scale(w, j, pick);
+            for (int t = 0; t < NT; t++)
+                isum[t] = vmlaq_s32(isum[t], block_dot(op, x[t]->qs + 32 * j), sc);
         }
         const float32x4_t wd = load_halves(w.d + 4 * g);
         for (int t = 0; t < NT; t++)

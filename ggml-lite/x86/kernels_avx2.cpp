@@ -632,6 +632,7 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q4_K, {quantize_q8_K, avx2::packed_gemm_q4_K}},
     {Type::Q5_K, {quantize_q8_K, avx2::packed_gemm_q5_K}},
     {Type::Q6_K, {quantize_q8_K, avx2::packed_gemm_q6_K}},
+    {Type::IQ4_XS, {quantize_q8_K, avx2::packed_gemm_iq4_xs}},
 };
 
 }  // namespace

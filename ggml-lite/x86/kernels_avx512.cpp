@@ -240,13 +240,6 @@ using Q4_1Weights = UnsignedWeights<block_q4_1, Q8_1Act, offsetof(block_q4_1, qs
 using Q5_1Weights =
     UnsignedWeights<block_q5_1, Q8_1Act, offsetof(block_q5_1, qs), offsetof(block_q5_1, qh)>;
 
-// The 16 levels plus 128 (their sign bits flipped), a vpshufb table of unsigned levels.
-__m512i iq4nl_table_u8() {
-    const __m512i table =
-        _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
-    return _mm512_xor_si512(table, _mm512_set1_epi8(static_cast<char>(0x80)));
-}
-
 struct IQ4NLWeights {
     using Block = block_iq4_nl;
     using Act = OffsetAct<128>;
@@ -890,6 +883,7 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q4_K, {quantize_q8_K, avx512::packed_gemm_q4_K}},
     {Type::Q5_K, {quantize_q8_K, avx512::packed_gemm_q5_K}},
     {Type::Q6_K, {quantize_q8_K, avx512::packed_gemm_q6_K}},
+    {Type::IQ4_XS, {quantize_q8_K, avx512::packed_gemm_iq4_xs}},
 };
 
 }  // namespace

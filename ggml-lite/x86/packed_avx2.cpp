@@ -1,6 +1,6 @@
 // AVX2 kernels for packed weights (packed.h): Q4_0, Q5_0, IQ4_NL and Q8_0 against block_q8_0c
-// activations, Q4_1 and Q5_1 against block_q8_1c, Q4_K, Q5_K and Q6_K against Q8_K, F32, F16
-// and BF16 against float activations.
+// activations, Q4_1 and Q5_1 against block_q8_1c, Q4_K, Q5_K, Q6_K and IQ4_XS against Q8_K, F32,
+// F16 and BF16 against float activations.
 //
 // A 16-row group is two 256-bit halves, rows 0-7 and rows 8-15 of every 64-byte word or
 // column, one int32 or float lane per row, so nothing is summed horizontally. AVX2 has no
@@ -149,20 +149,25 @@ using PackedQ5 = PackedNibbles<block_q5_0x16, block_q8_0c, true>;
 using PackedQ4_1 = PackedNibbles<block_q4_1x16, block_q8_1c, false>;
 using PackedQ5_1 = PackedNibbles<block_q5_1x16, block_q8_1c, true>;
 
+// IQ4_NL's nibbles (one block column's, or one IQ4_XS sub-block's) looked up in the table of
+// signed levels: op[i] elements 4i..4i+3.
+void iq4nl_levels(const uint8_t (*qs)[kPackRows][4], int h, __m256i* op) {
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+    packed_nibbles(qs, h, op);
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) op[i] = _mm256_shuffle_epi8(table, op[i]);
+}
+
 // IQ4_NL: the nibbles looked up in the table of signed levels.
 struct PackedIQ4NL {
     using Block = block_iq4_nlx16;
     using Act = block_q8_0c;
     static constexpr int kOps = 16;  // the signed levels, then their magnitudes
     static void load(const Block& w, int h, __m256i* op) {
-        const __m256i table = _mm256_broadcastsi128_si256(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
-        packed_nibbles(w.qs, h, op);
+        iq4nl_levels(w.qs, h, op);
 #pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) {
-            op[i] = _mm256_shuffle_epi8(table, op[i]);
-            op[i + 8] = _mm256_abs_epi8(op[i]);
-        }
+        for (int i = 0; i < 8; i++) op[i + 8] = _mm256_abs_epi8(op[i]);
     }
     static __m256i dot(const __m256i* op, const block_q8_0c& x) {
         return signed_dot(op, x);
@@ -242,11 +247,12 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
         nt, [&]<int NT>() { packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, nr); });
 }
 
-// ---- Q4_K, Q5_K and Q6_K ---------------------------------------------------------------------
+// ---- Q4_K, Q5_K, Q6_K and IQ4_XS ------------------------------------------------------------
 //
 // A super-block column against Q8_K activations, half by half, in 8 units of 32 values: unit u
-// is 8 operands (word m pairs with activation bytes 32u + 4m..), unpacked once for all tokens.
-// The unit's vpmaddubsw results add up in int16 in groups of kGroup (as many as stay exact),
+// is 8 words (word m pairs with activation bytes 32u + 4m..), unpacked once for all tokens into
+// K::kOps operands, K::product giving word m's vpmaddubsw int16 pair sums. A unit's products
+// add up in int16 in groups of kGroup (as many as stay exact),
 // and one vpmaddwd per group against the rows' scale (in both int16 halves of each lane) gives
 // scale * dot in int32. So a super-block's integer sums are exact before its float steps, as
 // the reference's.
@@ -284,11 +290,20 @@ __m256i bit_to_bit4(__m256i v, int j) {
     return _mm256_and_si256(s, _mm256_set1_epi8(0x10));
 }
 
+// The unsigned operands of Q4_K, Q5_K and Q6_K: op[m] is word m's levels, times the activation
+// word xw by vpmaddubsw.
+struct UnsignedLevels {
+    static constexpr int kOps = 8;
+    static __m256i product(const __m256i* op, int m, __m256i xw) {
+        return _mm256_maddubs_epi16(op[m], xw);
+    }
+};
+
 // Q4_K and Q5_K: unit u is sub-block u, the low (u even) or high nibbles of words 8 (u / 2)..+7,
 // and Q5_K's fifth bits, bit u of qh words 0..7. Pair sums are at most 2 * 15 * 128 (4-bit
 // levels), so all 8 add up in int16, or 2 * 31 * 128 (5-bit), so 4.
 template <class B, bool FifthBits>
-struct KMin {
+struct KMin : UnsignedLevels {
     using Block = B;
     static constexpr int kGroup = FifthBits ? 4 : 8;
     static_assert(kGroup * 2 * (FifthBits ? 31 : 15) * 128 < 32768);
@@ -345,7 +360,7 @@ using Q5K = KMin<block_q5_Kx16, true>;
 // Q6_K: unit u = 4H + k holds values 128H + 32k + 4m.. (m < 8), sub-blocks 2u and 2u + 1: the
 // ql nibble plus two qh bits shifted to bits 4-5. Pair sums reach 2 * 63 * 128, so only two
 // add up in int16.
-struct Q6K {
+struct Q6K : UnsignedLevels {
     using Block = block_q6_Kx16;
     static constexpr int kGroup = 2;
     // Half h's 16 scales for vpmaddwd, and as pairs (sc_2i, sc_2i+1).
@@ -392,6 +407,44 @@ struct Q6K {
     }
 };
 
+// IQ4_XS: unit u is sub-block u, IQ4_NL's nibbles of words 4u..4u+3 looked up as signed
+// levels (iq4nl_levels). Both factors are signed, so the activations' magnitudes are
+// vpmaddubsw's unsigned operand and the levels take their signs: exact for every Q8_K byte,
+// -128 too (whose magnitude only the unsigned operand holds). Pair sums reach 2 * 128 * 127,
+// which no second one may join in int16: each meets the rows' signed scale alone.
+struct IQ4XS {
+    using Block = block_iq4_xsx16;
+    static constexpr int kGroup = 1;
+    static constexpr int kOps = 8;
+    struct Scales {
+        __m256i sc[8];
+        Scales(const Block& w, int h) {
+            __m128i l[4], hi[2], s[8];  // the 8 rows' bytes, one byte lane per row
+            for (int k = 0; k < 4; k++) {
+                l[k] = _mm_loadl_epi64(
+                    reinterpret_cast<const __m128i*>(w.scales_l[k] + kHalfRows * h));
+            }
+            for (int k = 0; k < 2; k++) {
+                hi[k] = _mm_loadl_epi64(
+                    reinterpret_cast<const __m128i*>(w.scales_h[k] + kHalfRows * h));
+            }
+            iq4_xs_scales_rows(l, hi, s);
+            for (int j = 0; j < 8; j++) sc[j] = twice(_mm256_cvtepi8_epi32(s[j]));
+        }
+    };
+    static void unit(const Block& w, int h, int u, __m256i* op) {
+        iq4nl_levels(w.qs + 4 * u, h, op);
+    }
+    static __m256i product(const __m256i* op, int m, __m256i xw) {
+        return _mm256_maddubs_epi16(_mm256_abs_epi8(xw), _mm256_sign_epi8(op[m], xw));
+    }
+    static __m256i scale(const Scales& s, int u, int) { return s.sc[u]; }
+    static __m256i init(const Scales&, const block_q8_K&) { return _mm256_setzero_si256(); }
+    static __m256 finish(const Block&, int, const Scales&, const block_q8_K&, __m256 acc) {
+        return acc;
+    }
+};
+
 template <class K, int NT>
 void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
             int64_t y_stride, int nr) {
@@ -410,7 +463,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
             __m256i isum[NT];
             for (int t = 0; t < NT; t++) isum[t] = K::init(s, act(t, b));
             for (int u = 0; u < kUnits; u++) {
-                __m256i op[8];
+                __m256i op[K::kOps];
                 K::unit(w[b], h, u, op);
 #pragma GCC unroll 16
                 for (int t = 0; t < NT; t++) {
@@ -420,7 +473,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                         __m256i p = _mm256_setzero_si256();
 #pragma GCC unroll 8
                         for (int m = m0; m < m0 + K::kGroup; m++)
-                            p = _mm256_add_epi16(p, _mm256_maddubs_epi16(op[m], word(xq + 4 * m)));
+                            p = _mm256_add_epi16(p, K::product(op, m, word(xq + 4 * m)));
                         isum[t] =
                             _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, K::scale(s, u, m0)));
                     }
@@ -565,6 +618,11 @@ void packed_gemm_q5_K(int64_t n, const void* w, const void* x, size_t x_stride, 
 void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     k_gemm<Q6K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_iq4_xs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                        int64_t y_stride, int nr, int nt) {
+    k_gemm<IQ4XS>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

@@ -25,6 +25,8 @@ void packed_gemm_q5_K(int64_t n, const void* w, const void* x, size_t x_stride, 
                       int64_t y_stride, int nr, int nt);
 void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
+void packed_gemm_iq4_xs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                        int64_t y_stride, int nr, int nt);
 void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                      int64_t y_stride, int nr, int nt);
 void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

@@ -1,5 +1,5 @@
-// AVX-512 VNNI kernels for packed Q4_K, Q5_K and Q6_K weights (packed.h: block_q4_Kx16,
-// block_q5_Kx16, block_q6_Kx16) against Q8_K activations.
+// AVX-512 VNNI kernels for packed Q4_K, Q5_K, Q6_K and IQ4_XS weights (packed.h: block_q4_Kx16,
+// block_q5_Kx16, block_q6_Kx16, block_iq4_xsx16) against Q8_K activations.
 //
 // As for Q4_0: one int32 lane per row, one vpdpbusd advances 16 rows by 4 values with the
 // token's 4 activation bytes broadcast from memory. A super-block column is cut into 4 chunks of
@@ -152,6 +152,53 @@ struct Q6K {
     }
 };
 
+// IQ4_XS: chunk c holds sub-blocks 2c and 2c + 1, words 4 (2c + k)..+3 each: IQ4_NL's nibbles
+// (the low ones values 4i.., the high ones 16 + 4i..) looked up as levels plus 128, vpdpbusd's
+// unsigned operand. Each sub-block's dot starts at -128 times its activations' sum (two bsums),
+// so it is the signed levels' exact dot before its signed scale multiplies it.
+struct IQ4XS {
+    using Block = block_iq4_xsx16;
+    static constexpr int kSubs = 2;
+    static constexpr int kWords = 8;
+    static constexpr int kValues = 32;
+
+    struct Scales {
+        __m512i sc[8];
+    };
+    static void scales(const Block& w, Scales& s) {
+        __m128i l[4], h[2], sc[8];
+        for (int k = 0; k < 4; k++)
+            l[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales_l[k]));
+        for (int k = 0; k < 2; k++)
+            h[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales_h[k]));
+        iq4_xs_scales_rows(l, h, sc);
+        for (int j = 0; j < 8; j++) s.sc[j] = _mm512_cvtepi8_epi32(sc[j]);
+    }
+    static void chunk(const Block& w, int c, __m512i* op) {
+        const __m512i table = iq4nl_table_u8(), mask = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) {
+            const int k = m / 4, i = m % 4;
+            const __m512i v = _mm512_loadu_si512(w.qs[8 * c + m]);
+            op[8 * k + i] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, mask));
+            op[8 * k + 4 + i] =
+                _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), mask));
+        }
+    }
+    static int sub(int c, int k) {
+        return 2 * c + k;
+    }
+    static __m512i sub_init(const block_q8_K& x, int sub) {
+        return _mm512_set1_epi32(-128 * (x.bsums[2 * sub] + x.bsums[2 * sub + 1]));
+    }
+    static __m512i sub_scale(const Block&, const Scales& s, int sub) {
+        return s.sc[sub];
+    }
+    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) {
+        return acc;
+    }
+};
+
 template <class K, int NT>
 void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
           int64_t y_stride, __mmask16 rows) {
@@ -233,6 +280,11 @@ void packed_gemm_q5_K(int64_t n, const void* w, const void* x, size_t x_stride, 
 void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     gemm<Q6K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_iq4_xs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                        int64_t y_stride, int nr, int nt) {
+    gemm<IQ4XS>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 }  // namespace ggml_lite::avx512

@@ -1,6 +1,7 @@
 // x86 helpers shared by the AVX2 and AVX-512 translation units: the half and bfloat16 loaders,
-// horizontal sums, Q4_K's scale decoding for rows side by side, IQ4_XS's, Q2_K's and Q3_K's scales,
-// the activation sums of Q8_K, and the packed kernels' far prefetch distance.
+// horizontal sums, Q4_K's and IQ4_XS's scale decoding for rows side by side, IQ4_XS's, Q2_K's and
+// Q3_K's scales, IQ4_NL's table for vpdpbusd, the activation sums of Q8_K, and the packed kernels'
+// far prefetch distance.
 //
 // Include only from the x86 ISA translation units (x86/kernels_avx2.cpp, x86/packed_avx2.cpp,
 // x86/kernels_avx512.cpp, x86/packed_kquant_avx512.cpp). Each is compiled with its own -m flags
@@ -168,6 +169,27 @@ inline void q4_K_scales_mins_rows(const __m128i* b, __m128i* sc, __m128i* m) {
             _mm_or_si128(_mm_and_si128(_mm_srli_epi16(b[j + 8], 4), low4), top2_to_bit4(b[j + 4]));
     }
 }
+
+// iq4_xs_scale on up to 16 rows at once, one row per byte lane: l[k] and h[k] hold byte k of
+// the rows' scales_l and scales_h (block_iq4_xsx16); sc[j] gets sub-block j's signed scale.
+inline void iq4_xs_scales_rows(const __m128i* l, const __m128i* h, __m128i* sc) {
+    const __m128i low4 = _mm_set1_epi8(0x0f), low2 = _mm_set1_epi8(0x03);
+    for (int j = 0; j < 8; j++) {
+        const __m128i lo = _mm_and_si128(_mm_srli_epi16(l[j / 2], 4 * (j % 2)), low4);
+        const __m128i hi = _mm_and_si128(_mm_srli_epi16(h[j / 4], 2 * (j % 4)), low2);
+        sc[j] = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+    }
+}
+
+#if defined(__AVX512F__)
+// IQ4_NL's 16 levels plus 128 (their sign bits flipped), a vpshufb table of unsigned levels for
+// vpdpbusd: IQ4_NL's and IQ4_XS's kernels, packed or not.
+inline __m512i iq4nl_table_u8() {
+    const __m512i table =
+        _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+    return _mm512_xor_si512(table, _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+#endif
 
 // How far ahead the AVX-512 packed kernels also prefetch their weights into L2. A core has only
 // 16 L1 fill buffers, too few to keep the memory busy at its latency; prefetches into L2 hold

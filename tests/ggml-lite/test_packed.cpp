@@ -26,7 +26,7 @@ const Kernels& ref() {
 
 // The types whose packed kernels read block_q8_0c activations, and the k-quants (block_q8_K).
 constexpr Type kQuantTypes[] = {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::IQ4_NL};
-constexpr Type kKQuantTypes[] = {Type::Q4_K, Type::Q5_K, Type::Q6_K};
+constexpr Type kKQuantTypes[] = {Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS};
 
 // Every type with a packed layout.
 std::vector<Type> packed_types() {
@@ -175,9 +175,9 @@ TEST(Packed, QuantLayoutHoldsTheOriginalBytes) {
     }
 }
 
-// Q4_K, Q5_K and Q6_K: the scales, mins and scale bytes side by side per row, the quants as 4-byte
-// words of the original rows, so every byte of the original is in the group once; padding rows
-// are zero blocks.
+// Q4_K, Q5_K, Q6_K and IQ4_XS: the scales, mins and scale bytes side by side per row, the quants
+// as 4-byte words of the original rows, so every byte of the original is in the group once;
+// padding rows are zero blocks.
 template <class Block, class Packed, class Check>
 void check_k_layout(Type type, Check check) {
     const int64_t rows = 21, cols = 512;
@@ -221,6 +221,13 @@ TEST(Packed, KQuantLayoutHoldsTheOriginalBytes) {
             for (int g = 0; g < QK_K / 16; g++) EXPECT_EQ(got.scales[g][i], orig.scales[g]);
             for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.ql, k, i), orig.ql[k]);
             for (int k = 0; k < QK_K / 4; k++) ASSERT_EQ(word_byte(got.qh, k, i), orig.qh[k]);
+        });
+    check_k_layout<block_iq4_xs, block_iq4_xsx16>(
+        Type::IQ4_XS, [](const block_iq4_xsx16& got, int i, const block_iq4_xs& orig) {
+            EXPECT_EQ(got.d[i], orig.d);
+            EXPECT_EQ(got.scales_h[0][i] | got.scales_h[1][i] << 8, orig.scales_h);
+            for (int k = 0; k < QK_K / 64; k++) EXPECT_EQ(got.scales_l[k][i], orig.scales_l[k]);
+            for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
         });
 }
 
@@ -409,6 +416,13 @@ TEST(Packed, KQuantExtremes) {
                     std::memset(blk.scales, 0xff, sizeof blk.scales);
                     std::memset(blk.qh, fill, sizeof blk.qh);  // levels 0 or 31
                     std::memset(blk.qs, fill, sizeof blk.qs);
+                } else if (type == Type::IQ4_XS) {
+                    // Scales 31 (odd rows) or -32, levels 113 (fill 0xff) or -127 (0x00).
+                    auto& blk = reinterpret_cast<block_iq4_xs*>(row)[b];
+                    blk.d = fp32_to_fp16(r % 2 ? 1.0f : -0.5f);
+                    blk.scales_h = r % 2 ? 0xffff : 0;
+                    std::memset(blk.scales_l, r % 2 ? 0xff : 0x00, sizeof blk.scales_l);
+                    std::memset(blk.qs, fill, sizeof blk.qs);
                 } else {
                     auto& blk = reinterpret_cast<block_q6_K*>(row)[b];
                     blk.d = fp32_to_fp16(r % 2 ? 1.0f : -0.5f);
@@ -550,11 +564,12 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
         std::vector<uint8_t> w;
         Matrix m;
     };
-    Case cases[] = {{Type::Q4_0, 40, 64, {}, {}},  {Type::Q8_0, 17, 64, {}, {}},
-                    {Type::Q5_0, 23, 96, {}, {}},  {Type::IQ4_NL, 9, 64, {}, {}},
-                    {Type::Q4_1, 20, 64, {}, {}},  {Type::Q5_1, 16, 128, {}, {}},
-                    {Type::Q4_K, 17, 256, {}, {}}, {Type::Q5_K, 19, 512, {}, {}},
-                    {Type::Q6_K, 33, 512, {}, {}}, {Type::F16, 5, 40, {}, {}}};
+    Case cases[] = {{Type::Q4_0, 40, 64, {}, {}},   {Type::Q8_0, 17, 64, {}, {}},
+                    {Type::Q5_0, 23, 96, {}, {}},   {Type::IQ4_NL, 9, 64, {}, {}},
+                    {Type::Q4_1, 20, 64, {}, {}},   {Type::Q5_1, 16, 128, {}, {}},
+                    {Type::Q4_K, 17, 256, {}, {}},  {Type::Q5_K, 19, 512, {}, {}},
+                    {Type::Q6_K, 33, 512, {}, {}},  {Type::F16, 5, 40, {}, {}},
+                    {Type::IQ4_XS, 50, 512, {}, {}}};
     std::vector<Matrix*> all;
     for (Case& c : cases) {
         c.w = test::random_matrix(c.type, c.rows, c.cols, 9);
