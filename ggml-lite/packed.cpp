@@ -65,6 +65,18 @@ void put_row(block_q6_Kx16& p, int r, const block_q6_K& b) {
     put_words(p.ql, b.ql, 32, r);
     put_words(p.qh, b.qh, 16, r);
 }
+void put_row(block_q3_Kx16& p, int r, const block_q3_K& b) {
+    p.d[r] = b.d;
+    for (int k = 0; k < 12; k++) p.scales[k][r] = b.scales[k];
+    put_words(p.hmask, b.hmask, 8, r);
+    put_words(p.qs, b.qs, 16, r);
+}
+void put_row(block_q2_Kx16& p, int r, const block_q2_K& b) {
+    p.d[r] = b.d;
+    p.dmin[r] = b.dmin;
+    for (int g = 0; g < QK_K / 16; g++) p.scales[g][r] = b.scales[g];
+    put_words(p.qs, b.qs, 16, r);
+}
 
 // The nb block columns of a group; rows past rows_left stay zero.
 template <class Block, class Packed>
@@ -115,6 +127,8 @@ constexpr Layout kLayouts[] = {
     {Type::Q5_1, pack_group<block_q5_1, block_q5_1x16>, sizeof(block_q8_1c), QK8_1},
     {Type::Q4_K, pack_group<block_q4_K, block_q4_Kx16>, sizeof(block_q8_K), QK_K},
     {Type::Q6_K, pack_group<block_q6_K, block_q6_Kx16>, sizeof(block_q8_K), QK_K},
+    {Type::Q3_K, pack_group<block_q3_K, block_q3_Kx16>, sizeof(block_q8_K), QK_K},
+    {Type::Q2_K, pack_group<block_q2_K, block_q2_Kx16>, sizeof(block_q8_K), QK_K},
 };
 
 // t's layout; nullptr when t has none. Throws std::invalid_argument, as type_slot() does, for a

@@ -15,6 +15,7 @@
 #include "ggml-lite/quant_tiles-inl.h"
 #include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/packed_avx2.h"
+#include "ggml-lite/x86/packed_q23_avx2.h"
 #include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite {
@@ -631,6 +632,8 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, avx2::packed_gemm_q5_1}},
     {Type::Q4_K, {quantize_q8_K, avx2::packed_gemm_q4_K}},
     {Type::Q6_K, {quantize_q8_K, avx2::packed_gemm_q6_K}},
+    {Type::Q3_K, {quantize_q8_K, avx2::packed_gemm_q3_K}},
+    {Type::Q2_K, {quantize_q8_K, avx2::packed_gemm_q2_K}},
 };
 
 }  // namespace

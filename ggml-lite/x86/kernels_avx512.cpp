@@ -889,6 +889,8 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, packed_gemm<PackedQ5_1>}},
     {Type::Q4_K, {quantize_q8_K, avx512::packed_gemm_q4_K}},
     {Type::Q6_K, {quantize_q8_K, avx512::packed_gemm_q6_K}},
+    {Type::Q3_K, {quantize_q8_K, avx512::packed_gemm_q3_K}},
+    {Type::Q2_K, {quantize_q8_K, avx512::packed_gemm_q2_K}},
 };
 
 }  // namespace
