@@ -43,20 +43,20 @@ constexpr int kPackTokens = 16;
 struct PackedKernels {
     // Quantizes a float activation row for weights of this type: to block_q8_0c (packed.h)
     // for Q4_0/Q5_0/IQ4_NL/Q8_0 and to block_q8_1c for Q4_1/Q5_1, n a multiple of 32; to
-    // block_q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS, n a multiple of 256. SIMD versions produce the
-    // scalar one's bytes. nullptr for float weights: the kernel reads float activation rows.
+    // block_q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS/Q3_K/Q2_K, n a multiple of 256. SIMD versions produce
+    // the scalar one's bytes. nullptr for float weights: the kernel reads float activation rows.
     void (*quantize)(const float* x, void* y, int64_t n);
     // One group of kPackRows packed rows of n columns against nt activation rows (x_stride
     // bytes apart): y[t * y_stride + r] for r < nr, t < nt, 1 <= nr <= kPackRows, 1 <= nt <=
     // kPackTokens. Every row's sum runs in a fixed order whatever nr and nt are, with fma:
     // the 32-value block types block by block, sum = fma(integer dot, d_w * d_x, sum), then
-    // for Q4_1/Q5_1 sum = fma(m_w, s_x, sum); Q4_K/Q5_K/Q6_K/IQ4_XS super-block by super-block,
-    // sum = fma(integer sum of scale * sub-block dot, d_w * d_x, sum) (for IQ4_XS the integer
-    // vec_dot sums: signed scales times the table values' dots), then for Q4_K/Q5_K
-    // sum = fma(integer sum of min * sub-block sum of x, -(dmin_w * d_x), sum); float types in
-    // four partial sums (column c into partial c % 4, so one token still has four FMA chains),
-    // then (p0 + p1) + (p2 + p3). Results do not depend on tiling, and every table gives the
-    // scalar one's bits.
+    // for Q4_1/Q5_1 sum = fma(m_w, s_x, sum); Q4_K/Q5_K/Q6_K/IQ4_XS/Q3_K/Q2_K super-block by
+    // super-block, sum = fma(integer sum of scale * sub-block dot, d_w * d_x, sum) (Q6_K's,
+    // Q3_K's and IQ4_XS's scales signed, their levels q - 32, q - 4 and the IQ4_NL table's
+    // values), then for Q4_K/Q5_K/Q2_K sum = fma(integer sum of min * sub-block sum of x,
+    // -(dmin_w * d_x), sum); float types in four partial sums (column c into partial c % 4, so
+    // one token still has four FMA chains), then (p0 + p1) + (p2 + p3). Results do not depend
+    // on tiling, and every table gives the scalar one's bits.
     void (*gemm)(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                  int64_t y_stride, int nr, int nt);
 };

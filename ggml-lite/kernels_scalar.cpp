@@ -404,7 +404,8 @@ float packed_block(const Packed& w, int r, const block_q8_1c& x, float sum) {
 }
 
 // Super-block columns against Q8_K activations: the integer sums of a super-block are exact,
-// then two float steps (Q4_K, Q5_K: scales, then mins) or one (Q6_K), each an fma.
+// then two float steps (Q4_K, Q5_K, Q2_K: scales, then mins) or one (Q6_K,
+// Q3_K, IQ4_XS), each an fma.
 
 // Value i of sub-block j: the nibble of qs word 8 (j / 2) + i / 4 (high for odd j), and Q5_K's
 // fifth bit, bit j of qh byte i.
@@ -472,6 +473,45 @@ float packed_block(const block_iq4_xsx16& w, int r, const block_q8_K& x, float s
         isum += sc * dot;
     }
     return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
+}
+
+// Q3_K and Q2_K: value e = 128h + 32k + l (k < 4, l < 32) has its low 2 bits in qs byte
+// 32h + l, bits 2k and 2k + 1.
+int packed_two_bit(const uint8_t (*qs)[kPackRows][4], int r, int e) {
+    const int h = e / 128, k = e % 128 / 32, b = 32 * h + e % 32;
+    return (qs[b / 4][r][b % 4] >> (2 * k)) & 3;
+}
+
+// Q3_K: value e's third bit is bit e / 32 of hmask byte e % 32; levels q - 4, so each
+// sub-block's dot starts at -4 times its activations' sum. One float step, as Q6_K's.
+float packed_block(const block_q3_Kx16& w, int r, const block_q8_K& x, float sum) {
+    block_q3_K b{};  // row r's scale bytes, for q3_K_scale
+    for (int k = 0; k < 12; k++) b.scales[k] = w.scales[k][r];
+    int32_t isum = 0;
+    for (int g = 0; g < QK_K / 16; g++) {
+        int32_t dot = -4 * x.bsums[g];
+        for (int i = 0; i < 16; i++) {
+            const int e = 16 * g + i, l = e % 32;
+            const int q =
+                packed_two_bit(w.qs, r, e) | (((w.hmask[l / 4][r][l % 4] >> (e / 32)) & 1) << 2);
+            dot += q * x.qs[e];
+        }
+        isum += q3_K_scale(b, g) * dot;
+    }
+    return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
+}
+
+// Q2_K: levels q, a 4-bit scale and a 4-bit min per 16 values; two float steps, as Q4_K's.
+float packed_block(const block_q2_Kx16& w, int r, const block_q8_K& x, float sum) {
+    int32_t isum = 0, msum = 0;
+    for (int g = 0; g < QK_K / 16; g++) {
+        int32_t dot = 0;
+        for (int i = 0; i < 16; i++) dot += packed_two_bit(w.qs, r, 16 * g + i) * x.qs[16 * g + i];
+        isum += (w.scales[g][r] & 0x0f) * dot;
+        msum += (w.scales[g][r] >> 4) * x.bsums[g];
+    }
+    sum = std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
+    return std::fma(static_cast<float>(msum), -(fp16_to_fp32(w.dmin[r]) * x.d), sum);
 }
 
 // Row r of the group against token t, block column by block column (Values values each).
@@ -598,6 +638,8 @@ const Kernels& kernels_scalar() {
             {Type::Q6_K, {from_float(Type::Q8_K), packed_gemm<block_q6_Kx16, block_q8_K, QK_K>}},
             {Type::IQ4_XS,
              {from_float(Type::Q8_K), packed_gemm<block_iq4_xsx16, block_q8_K, QK_K>}},
+            {Type::Q3_K, {from_float(Type::Q8_K), packed_gemm<block_q3_Kx16, block_q8_K, QK_K>}},
+            {Type::Q2_K, {from_float(Type::Q8_K), packed_gemm<block_q2_Kx16, block_q8_K, QK_K>}},
         };
         Kernels k = with_overrides(Kernels{}, Isa::Scalar, types, packed);
         k.rmsnorm = rmsnorm;

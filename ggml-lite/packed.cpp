@@ -79,6 +79,18 @@ void put_row(block_iq4_xsx16& p, int r, const block_iq4_xs& b) {
     for (int k = 0; k < QK_K / 64; k++) p.scales_l[k][r] = b.scales_l[k];
     put_words(p.qs, b.qs, QK_K / 8, r);
 }
+void put_row(block_q3_Kx16& p, int r, const block_q3_K& b) {
+    p.d[r] = b.d;
+    for (int k = 0; k < 12; k++) p.scales[k][r] = b.scales[k];
+    put_words(p.hmask, b.hmask, 8, r);
+    put_words(p.qs, b.qs, 16, r);
+}
+void put_row(block_q2_Kx16& p, int r, const block_q2_K& b) {
+    p.d[r] = b.d;
+    p.dmin[r] = b.dmin;
+    for (int g = 0; g < QK_K / 16; g++) p.scales[g][r] = b.scales[g];
+    put_words(p.qs, b.qs, 16, r);
+}
 
 // The nb block columns of a group; rows past rows_left stay zero.
 template <class Block, class Packed>
@@ -131,6 +143,8 @@ constexpr Layout kLayouts[] = {
     {Type::Q5_K, pack_group<block_q5_K, block_q5_Kx16>, sizeof(block_q8_K), QK_K},
     {Type::Q6_K, pack_group<block_q6_K, block_q6_Kx16>, sizeof(block_q8_K), QK_K},
     {Type::IQ4_XS, pack_group<block_iq4_xs, block_iq4_xsx16>, sizeof(block_q8_K), QK_K},
+    {Type::Q3_K, pack_group<block_q3_K, block_q3_Kx16>, sizeof(block_q8_K), QK_K},
+    {Type::Q2_K, pack_group<block_q2_K, block_q2_Kx16>, sizeof(block_q8_K), QK_K},
 };
 
 // t's layout; nullptr when t has none. Throws std::invalid_argument, as type_slot() does, for a

@@ -6,10 +6,10 @@
 // rows' values of a column together:
 // - F32, F16, BF16: column c is 16 values, row 0 first: one vector load is one column of all
 //   16 rows, and one FMA with the column's activation broadcast advances 16 row sums.
-// - Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS: within a block column, word m
-//   (4 bytes) of every row sits side by side, so one 64-byte load is 4 bytes of each of the 16
-//   rows: exactly a vpdpbusd operand whose int32 lane r sums row r. The per-row scales are side by
-//   side too (16 lanes).
+// - Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K: within a block
+//   column, word m (4 bytes) of every row sits side by side, so one 64-byte load is 4 bytes of
+//   each of the 16 rows: exactly a vpdpbusd operand whose int32 lane r sums row r. The per-row
+//   scales are side by side too (16 lanes).
 // The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned), so a
 // packed matrix takes the memory of the original.
 #pragma once
@@ -114,6 +114,27 @@ struct block_iq4_xsx16 {
 };
 static_assert(sizeof(block_iq4_xsx16) == 16 * 136);
 
+// One super-block column of 16 Q3_K rows: scales[k][r] = byte k of row r's 12 packed scale bytes
+// (quant.h: q3_K_scale decodes them), hmask[w][r] and qs[w][r] = bytes 4w..4w+3 of row r's hmask
+// and qs (quant.h: block_q3_K).
+struct block_q3_Kx16 {
+    fp16_t d[kPackRows];
+    uint8_t scales[12][kPackRows];
+    uint8_t hmask[8][kPackRows][4];
+    uint8_t qs[16][kPackRows][4];
+};
+static_assert(sizeof(block_q3_Kx16) == 16 * 110);
+
+// One super-block column of 16 Q2_K rows: scales[g][r] = row r's byte of values 16g..16g+15
+// (scale in the low nibble, min in the high one), qs[w][r] = bytes 4w..4w+3 of row r's qs.
+struct block_q2_Kx16 {
+    fp16_t d[kPackRows];
+    fp16_t dmin[kPackRows];
+    uint8_t scales[16][kPackRows];
+    uint8_t qs[16][kPackRows][4];
+};
+static_assert(sizeof(block_q2_Kx16) == 16 * 84);
+
 // An activation block for the packed kernels: Q8_0's values (the same bytes
 // quantize_row_q8_0_ref writes), the scale already as float, and the integer correction of the
 // unsigned weight operand: c = -8 sum(qs) facing Q4_0 (levels q - 8 stored as q), -16 sum(qs)
@@ -137,12 +158,12 @@ struct block_q8_1c {
 static_assert(sizeof(block_q8_1c) == 40);
 
 // True for the types that have a packed layout (a row of packed.cpp's layouts): F32, F16, BF16,
-// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS. The functions below throw
-// std::invalid_argument for the others.
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K. The functions
+// below throw std::invalid_argument for the others.
 bool packable(Type t);
 // Bytes of one activation row of `cols` values as the packed kernels of weight type t read it:
 // floats for F32/F16/BF16, block_q8_0c for Q4_0/Q5_0/IQ4_NL/Q8_0, block_q8_1c for Q4_1/Q5_1,
-// block_q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS.
+// block_q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS/Q3_K/Q2_K.
 size_t packed_activation_size(Type t, int64_t cols);
 // Bytes of one packed group of 16 rows of `cols` columns: those of the 16 rows.
 size_t packed_group_size(Type t, int64_t cols);

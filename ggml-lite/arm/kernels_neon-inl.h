@@ -1,6 +1,6 @@
 // The NEON integer kernels (every quantized weight type; packed for Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, IQ4_NL, Q4_K, Q6_K, IQ4_XS) and their entries in the kernel tables, written once for
-// both NEON tables.
+// Q5_1, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K) and their entries in the kernel tables,
+// written once for both NEON tables.
 //
 // Include only from the two NEON translation units: kernels_neon.cpp, compiled with the
 // baseline flags (the `neon` table), and kernels_neon_dotprod.cpp, compiled with +dotprod
@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "ggml-lite/arm/packed_neon-inl.h"
+#include "ggml-lite/arm/packed_q23_neon-inl.h"
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
@@ -445,6 +446,8 @@ constexpr PackedOverride kIntegerPacked[] = {
     {Type::Q5_K, {nullptr, packed_gemm<PackedQ5K>}},
     {Type::Q6_K, {nullptr, packed_gemm<PackedQ6K>}},
     {Type::IQ4_XS, {nullptr, packed_gemm<PackedIQ4XS>}},
+    {Type::Q3_K, {nullptr, packed_gemm<PackedQ3K>}},
+    {Type::Q2_K, {nullptr, packed_gemm<PackedQ2K>}},
 };
 
 }  // namespace

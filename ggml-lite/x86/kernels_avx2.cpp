@@ -15,6 +15,7 @@
 #include "ggml-lite/quant_tiles-inl.h"
 #include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/packed_avx2.h"
+#include "ggml-lite/x86/packed_q23_avx2.h"
 #include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite {
@@ -633,6 +634,8 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q5_K, {quantize_q8_K, avx2::packed_gemm_q5_K}},
     {Type::Q6_K, {quantize_q8_K, avx2::packed_gemm_q6_K}},
     {Type::IQ4_XS, {quantize_q8_K, avx2::packed_gemm_iq4_xs}},
+    {Type::Q3_K, {quantize_q8_K, avx2::packed_gemm_q3_K}},
+    {Type::Q2_K, {quantize_q8_K, avx2::packed_gemm_q2_K}},
 };
 
 }  // namespace

@@ -884,6 +884,8 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q5_K, {quantize_q8_K, avx512::packed_gemm_q5_K}},
     {Type::Q6_K, {quantize_q8_K, avx512::packed_gemm_q6_K}},
     {Type::IQ4_XS, {quantize_q8_K, avx512::packed_gemm_iq4_xs}},
+    {Type::Q3_K, {quantize_q8_K, avx512::packed_gemm_q3_K}},
+    {Type::Q2_K, {quantize_q8_K, avx512::packed_gemm_q2_K}},
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
-// AVX-512 VNNI kernels for packed Q4_K, Q5_K, Q6_K and IQ4_XS weights (packed.h: block_q4_Kx16,
-// block_q5_Kx16, block_q6_Kx16, block_iq4_xsx16) against Q8_K activations.
+// AVX-512 VNNI kernels for packed Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K and Q2_K weights (packed.h:
+// block_q4_Kx16, block_q5_Kx16, block_q6_Kx16, block_iq4_xsx16, block_q3_Kx16, block_q2_Kx16)
+// against Q8_K activations.
 //
 // As for Q4_0: one int32 lane per row, one vpdpbusd advances 16 rows by 4 values with the
 // token's 4 activation bytes broadcast from memory. A super-block column is cut into 4 chunks of
@@ -199,6 +200,122 @@ struct IQ4XS {
     }
 };
 
+// Q3_K and Q2_K: chunk c holds sub-blocks 4c..4c+3, values 64c.. = 128h + 32k + l with h = c / 2,
+// k = 2(c % 2) + k' (k' < 2): sub-block 4c + 2k' + a (a < 2) is words 4a..4a+3 of qs bytes 32h..,
+// bits 2k and 2k + 1. Q3_K adds its hmask bit (bit 4h + k of hmask words 4a..) as 4.
+template <bool HighBit>
+void two_bit_chunk(const uint8_t (*qs)[kPackRows][4], const uint8_t (*hmask)[kPackRows][4], int c,
+                   __m512i* op) {
+    const int h = c / 2;
+    const __m512i low2 = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+#pragma GCC unroll 8
+    for (int w = 0; w < 8; w++) {  // w = 4a + m
+        const __m512i q = _mm512_loadu_si512(qs[8 * h + w]);
+        for (int k1 = 0; k1 < 2; k1++) {
+            const int k = 2 * (c % 2) + k1;
+            const __m512i v = _mm512_and_si512(_mm512_srli_epi16(q, 2 * k), low2);
+            __m512i& out = op[8 * k1 + w];  // sub-block 2k' + a, word m
+            if constexpr (HighBit) {
+                const __mmask64 set =
+                    _mm512_test_epi8_mask(_mm512_loadu_si512(hmask[w]),
+                                          _mm512_set1_epi8(static_cast<char>(1 << (4 * h + k))));
+                out = _mm512_mask_add_epi8(v, set, v, four);
+            } else {
+                out = v;
+            }
+        }
+    }
+}
+
+// Q3_K: levels q - 4 (q < 8), signed 6-bit scales decoded from the 12 bytes per row in registers.
+struct Q3K {
+    using Block = block_q3_Kx16;
+    static constexpr int kSubs = 4;
+    static constexpr int kWords = 4;
+    static constexpr int kValues = 16;
+
+    // The 16 sub-blocks' scales as int32 lanes, one register each.
+    struct Scales {
+        __m512i sc[16];
+    };
+    // Bytes 0-3, 4-7 and 8-11 of the rows' scales, one 128-bit lane per byte: scale 4i + j
+    // (i < 4, j < 4) has its low 4 bits in byte j (i even) or j + 4 (i odd), the high nibble for
+    // i >= 2, and its top 2 in byte 8 + j, bits 2i.
+    static void scales(const Block& w, Scales& s) {
+        const __m512i b0 = _mm512_loadu_si512(w.scales[0]), b4 = _mm512_loadu_si512(w.scales[4]);
+        const __m512i b8 = _mm512_loadu_si512(w.scales[8]);
+        const __m512i low4 = _mm512_set1_epi8(0x0f), low2 = _mm512_set1_epi8(3);
+        const __m512i offset = _mm512_set1_epi8(32);
+        for (int i = 0; i < 4; i++) {
+            const __m512i lo = i % 2 ? b4 : b0;
+            const __m512i nib = _mm512_and_si512(i >= 2 ? _mm512_srli_epi16(lo, 4) : lo, low4);
+            const __m512i top =
+                _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(b8, 2 * i), low2), 4);
+            const __m512i v = _mm512_sub_epi8(_mm512_or_si512(nib, top), offset);
+            s.sc[4 * i] = _mm512_cvtepi8_epi32(_mm512_castsi512_si128(v));
+            s.sc[4 * i + 1] = _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(v, 1));
+            s.sc[4 * i + 2] = _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(v, 2));
+            s.sc[4 * i + 3] = _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(v, 3));
+        }
+    }
+    static void chunk(const Block& w, int c, __m512i* op) {
+        two_bit_chunk<true>(w.qs, w.hmask, c, op);
+    }
+    static int sub(int c, int k) { return 4 * c + k; }
+    static __m512i sub_init(const block_q8_K& x, int sub) {
+        return _mm512_set1_epi32(-4 * x.bsums[sub]);
+    }
+    static __m512i sub_scale(const Block&, const Scales& s, int sub) { return s.sc[sub]; }
+    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) { return acc; }
+};
+
+// Q2_K: levels q (q < 4), the 4-bit scale the low nibble of the row's byte, the min the high one.
+struct Q2K {
+    using Block = block_q2_Kx16;
+    static constexpr int kSubs = 4;
+    static constexpr int kWords = 4;
+    static constexpr int kValues = 16;
+
+    // The mins as int16 pairs (m_2i, m_2i+1) per lane, for vpdpwssd against bsums pairs.
+    struct Scales {
+        __m512i min_pairs[8];
+    };
+    static void scales(const Block& w, Scales& s) {
+        const __m256i low4 = _mm256_set1_epi8(0x0f);
+        for (int i = 0; i < 8; i++) {
+            const __m256i m = _mm256_and_si256(
+                _mm256_srli_epi16(
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.scales[2 * i])), 4),
+                low4);
+            const __m128i a = _mm256_castsi256_si128(m), b = _mm256_extracti128_si256(m, 1);
+            s.min_pairs[i] = _mm512_cvtepu8_epi16(
+                _mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b)));
+        }
+    }
+    static void chunk(const Block& w, int c, __m512i* op) {
+        two_bit_chunk<false>(w.qs, nullptr, c, op);
+    }
+    static int sub(int c, int k) { return 4 * c + k; }
+    static __m512i sub_init(const block_q8_K&, int) { return _mm512_setzero_si512(); }
+    static __m512i sub_scale(const Block& w, const Scales&, int sub) {
+        return _mm512_and_si512(
+            _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales[sub]))),
+            _mm512_set1_epi32(0x0f));
+    }
+    // The mins: sum_g m_g bsum_g, times -dmin * d_x.
+    static __m512 finish(const Block& w, const Scales& s, const block_q8_K& x, __m512 acc) {
+        int32_t pairs[8];  // bsums (2g, 2g + 1) as one word each
+        __builtin_memcpy(pairs, x.bsums, sizeof pairs);
+        __m512i msum = _mm512_setzero_si512();
+        for (int i = 0; i < 8; i++)
+            msum = _mm512_dpwssd_epi32(msum, s.min_pairs[i], _mm512_set1_epi32(pairs[i]));
+        const __m512 dmin =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.dmin)));
+        return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dmin, _mm512_set1_ps(x.d)),
+                                acc);
+    }
+};
+
 template <class K, int NT>
 void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
           int64_t y_stride, __mmask16 rows) {
@@ -285,6 +402,16 @@ void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, 
 void packed_gemm_iq4_xs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                         int64_t y_stride, int nr, int nt) {
     gemm<IQ4XS>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q3_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    gemm<Q3K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_q2_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    gemm<Q2K>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 }  // namespace ggml_lite::avx512

@@ -4,9 +4,10 @@
 // far prefetch distance.
 //
 // Include only from the x86 ISA translation units (x86/kernels_avx2.cpp, x86/packed_avx2.cpp,
-// x86/kernels_avx512.cpp, x86/packed_kquant_avx512.cpp). Each is compiled with its own -m flags
-// (all with AVX2, FMA and F16C; the AVX-512 loaders exist only where __AVX512F__ is defined),
-// and everything here has internal linkage, for the reasons simd_float-inl.h gives.
+// x86/kernels_avx512.cpp, x86/packed_kquant_avx512.cpp, x86/packed_q23_avx2.cpp). Each is compiled
+// with its own -m flags (all with AVX2, FMA and F16C; the AVX-512 loaders exist only where
+// __AVX512F__ is defined), and everything here has internal linkage, for the reasons
+// simd_float-inl.h gives.
 #pragma once
 
 #include <immintrin.h>

@@ -26,7 +26,8 @@ const Kernels& ref() {
 
 // The types whose packed kernels read block_q8_0c activations, and the k-quants (block_q8_K).
 constexpr Type kQuantTypes[] = {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::IQ4_NL};
-constexpr Type kKQuantTypes[] = {Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS};
+constexpr Type kKQuantTypes[] = {Type::Q4_K,   Type::Q5_K, Type::Q6_K,
+                                 Type::IQ4_XS, Type::Q3_K, Type::Q2_K};
 
 // Every type with a packed layout.
 std::vector<Type> packed_types() {
@@ -175,9 +176,9 @@ TEST(Packed, QuantLayoutHoldsTheOriginalBytes) {
     }
 }
 
-// Q4_K, Q5_K, Q6_K and IQ4_XS: the scales, mins and scale bytes side by side per row, the quants
-// as 4-byte words of the original rows, so every byte of the original is in the group once;
-// padding rows are zero blocks.
+// The k-quants: the scales, mins and scale bytes side by side per row, the quants as 4-byte
+// words of the original rows, so every byte of the original is in the group once; padding rows
+// are zero blocks.
 template <class Block, class Packed, class Check>
 void check_k_layout(Type type, Check check) {
     const int64_t rows = 21, cols = 512;
@@ -228,6 +229,20 @@ TEST(Packed, KQuantLayoutHoldsTheOriginalBytes) {
             EXPECT_EQ(got.scales_h[0][i] | got.scales_h[1][i] << 8, orig.scales_h);
             for (int k = 0; k < QK_K / 64; k++) EXPECT_EQ(got.scales_l[k][i], orig.scales_l[k]);
             for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
+        });
+    check_k_layout<block_q3_K, block_q3_Kx16>(
+        Type::Q3_K, [](const block_q3_Kx16& got, int i, const block_q3_K& orig) {
+            EXPECT_EQ(got.d[i], orig.d);
+            for (int k = 0; k < 12; k++) EXPECT_EQ(got.scales[k][i], orig.scales[k]);
+            for (int k = 0; k < QK_K / 8; k++) ASSERT_EQ(word_byte(got.hmask, k, i), orig.hmask[k]);
+            for (int k = 0; k < QK_K / 4; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
+        });
+    check_k_layout<block_q2_K, block_q2_Kx16>(
+        Type::Q2_K, [](const block_q2_Kx16& got, int i, const block_q2_K& orig) {
+            EXPECT_EQ(got.d[i], orig.d);
+            EXPECT_EQ(got.dmin[i], orig.dmin);
+            for (int g = 0; g < QK_K / 16; g++) EXPECT_EQ(got.scales[g][i], orig.scales[g]);
+            for (int k = 0; k < QK_K / 4; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
         });
 }
 
@@ -423,12 +438,24 @@ TEST(Packed, KQuantExtremes) {
                     blk.scales_h = r % 2 ? 0xffff : 0;
                     std::memset(blk.scales_l, r % 2 ? 0xff : 0x00, sizeof blk.scales_l);
                     std::memset(blk.qs, fill, sizeof blk.qs);
-                } else {
+                } else if (type == Type::Q6_K) {
                     auto& blk = reinterpret_cast<block_q6_K*>(row)[b];
                     blk.d = fp32_to_fp16(r % 2 ? 1.0f : -0.5f);
                     std::memset(blk.scales, r % 2 ? 0x80 : 0x7f, sizeof blk.scales);  // -128, 127
                     std::memset(blk.ql, fill, sizeof blk.ql);
                     std::memset(blk.qh, fill, sizeof blk.qh);
+                } else if (type == Type::Q3_K) {
+                    auto& blk = reinterpret_cast<block_q3_K*>(row)[b];
+                    blk.d = fp32_to_fp16(r % 2 ? 1.0f : -0.5f);
+                    std::memset(blk.scales, r % 2 ? 0x00 : 0xff, sizeof blk.scales);  // -32, 31
+                    std::memset(blk.hmask, fill, sizeof blk.hmask);
+                    std::memset(blk.qs, fill, sizeof blk.qs);
+                } else {
+                    auto& blk = reinterpret_cast<block_q2_K*>(row)[b];
+                    blk.d = fp32_to_fp16(1.0f);
+                    blk.dmin = fp32_to_fp16(r % 2 ? 0.5f : -2.0f);
+                    std::memset(blk.scales, 0xff, sizeof blk.scales);  // scales and mins 15
+                    std::memset(blk.qs, fill, sizeof blk.qs);
                 }
             }
         }
@@ -564,12 +591,13 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
         std::vector<uint8_t> w;
         Matrix m;
     };
-    Case cases[] = {{Type::Q4_0, 40, 64, {}, {}},   {Type::Q8_0, 17, 64, {}, {}},
-                    {Type::Q5_0, 23, 96, {}, {}},   {Type::IQ4_NL, 9, 64, {}, {}},
-                    {Type::Q4_1, 20, 64, {}, {}},   {Type::Q5_1, 16, 128, {}, {}},
-                    {Type::Q4_K, 17, 256, {}, {}},  {Type::Q5_K, 19, 512, {}, {}},
-                    {Type::Q6_K, 33, 512, {}, {}},  {Type::F16, 5, 40, {}, {}},
-                    {Type::IQ4_XS, 50, 512, {}, {}}};
+    Case cases[] = {{Type::Q4_0, 40, 64, {}, {}},    {Type::Q8_0, 17, 64, {}, {}},
+                    {Type::Q5_0, 23, 96, {}, {}},    {Type::IQ4_NL, 9, 64, {}, {}},
+                    {Type::Q4_1, 20, 64, {}, {}},    {Type::Q5_1, 16, 128, {}, {}},
+                    {Type::Q4_K, 17, 256, {}, {}},   {Type::Q5_K, 19, 512, {}, {}},
+                    {Type::Q6_K, 33, 512, {}, {}},   {Type::F16, 5, 40, {}, {}},
+                    {Type::IQ4_XS, 50, 512, {}, {}}, {Type::Q3_K, 19, 256, {}, {}},
+                    {Type::Q2_K, 18, 512, {}, {}}};
     std::vector<Matrix*> all;
     for (Case& c : cases) {
         c.w = test::random_matrix(c.type, c.rows, c.cols, 9);

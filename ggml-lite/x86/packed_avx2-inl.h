@@ -1,0 +1,153 @@
+// What the AVX2 packed-weight translation units share (packed_avx2.cpp, packed_q23_avx2.cpp):
+// the layout of a group as two halves, the activation word broadcast, and the k-quant tile loop
+// that each k-quant's unit type plugs into.
+//
+// A 16-row group is two 256-bit halves, rows 0-7 and rows 8-15 of every 64-byte word or
+// column, one int32 or float lane per row, so nothing is summed horizontally. AVX2 has no
+// vpdpbusd: a 4-byte dot per lane is vpmaddubsw (unsigned weight bytes times the token's
+// 4 activation bytes broadcast, int16 pair sums) then vpmaddwd with ones or with the rows'
+// scales.
+//
+// Include only from those translation units (compiled with -mavx2 -mfma -mf16c): everything
+// here has internal linkage, for the reasons simd_float-inl.h gives.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ggml-lite/packed.h"
+#include "ggml-lite/quant.h"
+#include "ggml-lite/quant_tiles-inl.h"
+#include "ggml-lite/simd_float-inl.h"
+#include "ggml-lite/x86/simd_x86-inl.h"
+
+namespace ggml_lite::avx2 {
+namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
+
+using FK = FloatKernels<Avx2>;
+
+constexpr int kHalfRows = kPackRows / 2;
+
+// Stores the first nr (<= 8 used) lanes of v: the last group of a matrix has padding rows
+// whose results must not be written.
+void store_rows(float* y, __m256 v, int nr) {
+    if (nr >= kHalfRows) {
+        _mm256_storeu_ps(y, v);
+    } else {
+        const __m256i mask =
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_maskstore_ps(y, mask, v);
+    }
+}
+
+// Activation bytes p[0..3] in every lane: the signed operand that meets 4 bytes of each row.
+__m256i word(const int8_t* p) {
+    int32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// ---- The k-quants ------------------------------------------------------------------------------
+//
+// A super-block column against Q8_K activations, half by half, in 8 units of 32 values: unit u
+// is 8 words (word m pairs with activation bytes 32u + 4m..), unpacked once for all tokens into
+// K::kOps operands, K::product giving word m's vpmaddubsw int16 pair sums. A unit's products
+// add up in int16 in groups of kGroup (as many as stay exact), and one vpmaddwd per group
+// against the rows' scale (in both int16 halves of each lane) gives scale * dot in int32. So a
+// super-block's integer sums are exact before its float steps, as the reference's.
+
+constexpr int kUnits = QK_K / 32;
+
+// The rows' int16 pairs (a[r], b[r]) from two vectors of 8 bytes, one pair per int32 lane.
+template <bool Signed>
+__m256i pairs(__m128i a, __m128i b) {
+    const __m128i v = _mm_unpacklo_epi8(a, b);
+    return Signed ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+}
+
+// sum_i pairs[i] . (word i of p), the words being int16 pairs of activation sums.
+template <int N>
+__m256i pair_dot(const __m256i* pairs, const int32_t* p) {
+    __m256i sum = _mm256_madd_epi16(pairs[0], _mm256_set1_epi32(p[0]));
+    for (int i = 1; i < N; i++)
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs[i], _mm256_set1_epi32(p[i])));
+    return sum;
+}
+
+// The unsigned operands of most k-quants: op[m] is word m's levels, times the activation word xw
+// by vpmaddubsw.
+struct UnsignedLevels {
+    static constexpr int kOps = 8;
+    static __m256i product(const __m256i* op, int m, __m256i xw) {
+        return _mm256_maddubs_epi16(op[m], xw);
+    }
+};
+
+// Each k-quant K gives Block, kGroup (words whose vpmaddubsw sums add up in int16 exactly, at
+// most 4 where a scale covers 16 values), kOps and product (UnsignedLevels' or its own), a Scales
+// type constructed from (block column, half), unit(w, h, u, op) (unit u's kOps operands), scale(s,
+// u, m0) (the vpmaddwd factor of words m0..m0 + kGroup - 1), init(s, x) (a token's integer sum
+// before the units) and finish(w, h, s, x, acc) (the float steps after the scales').
+template <class K, int NT>
+void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
+            int64_t y_stride, int nr) {
+    const auto act = [&](int t, int64_t b) -> const block_q8_K& {
+        return reinterpret_cast<const block_q8_K*>(x + t * x_stride)[b];
+    };
+    // Super-blocks (2-3 KiB each) ahead to prefetch: a lead on top of the hardware prefetchers.
+    constexpr int64_t kAhead = 3;
+    const int halves = nr > kHalfRows ? 2 : 1;
+    __m256 acc[NT][2];
+    for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_lines<sizeof(typename K::Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
+        for (int h = 0; h < halves; h++) {
+            const typename K::Scales s(w[b], h);
+            __m256i isum[NT];
+            for (int t = 0; t < NT; t++) isum[t] = K::init(s, act(t, b));
+            for (int u = 0; u < kUnits; u++) {
+                __m256i op[K::kOps];
+                K::unit(w[b], h, u, op);
+#pragma GCC unroll 16
+                for (int t = 0; t < NT; t++) {
+                    const int8_t* xq = act(t, b).qs + 32 * u;
+#pragma GCC unroll 8
+                    for (int m0 = 0; m0 < 8; m0 += K::kGroup) {
+                        __m256i p = _mm256_setzero_si256();
+#pragma GCC unroll 8
+                        for (int m = m0; m < m0 + K::kGroup; m++)
+                            p = _mm256_add_epi16(p, K::product(op, m, word(xq + 4 * m)));
+                        isum[t] =
+                            _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, K::scale(s, u, m0)));
+                    }
+                }
+            }
+            const __m256 wd = _mm256_cvtph_ps(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].d + kHalfRows * h)));
+            for (int t = 0; t < NT; t++) {
+                const block_q8_K& xb = act(t, b);
+                acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]),
+                                            _mm256_mul_ps(wd, _mm256_set1_ps(xb.d)), acc[t][h]);
+                acc[t][h] = K::finish(w[b], h, s, xb, acc[t][h]);
+            }
+        }
+    }
+    for (int t = 0; t < NT; t++) {
+        for (int h = 0; h < halves; h++)
+            store_rows(y + t * y_stride + kHalfRows * h, acc[t][h], nr - kHalfRows * h);
+    }
+}
+
+template <class K>
+void k_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y, int64_t y_stride,
+            int nr, int nt) {
+    const auto* wb = static_cast<const typename K::Block*>(w);
+    const auto* xb = static_cast<const uint8_t*>(x);
+    FK::with_count<kPackTokens>(
+        nt, [&]<int NT>() { k_tile<K, NT>(n / QK_K, wb, xb, x_stride, y, y_stride, nr); });
+}
+
+}  // namespace
+}  // namespace ggml_lite::avx2
