@@ -14,6 +14,7 @@
 #include "ggml-lite/quant.h"
 #include "ggml-lite/quant_tiles-inl.h"
 #include "ggml-lite/simd_float-inl.h"
+#include "ggml-lite/x86/kernels_iq_avx2.h"
 #include "ggml-lite/x86/packed_avx2.h"
 #include "ggml-lite/x86/packed_q23_avx2.h"
 #include "ggml-lite/x86/simd_x86-inl.h"
@@ -617,6 +618,11 @@ constexpr TypeOverride kTypes[] = {
     {Type::Q5_K, QuantTiles<Q5K>::kernels()},
     {Type::Q6_K, QuantTiles<Q6K>::kernels()},
     {Type::IQ4_XS, QuantTiles<IQ4XS>::kernels()},
+    {Type::IQ2_XXS, {avx2::vec_dot_iq2_xxs, nullptr, avx2::gemm_tile_iq2_xxs}},
+    {Type::IQ2_XS, {avx2::vec_dot_iq2_xs, nullptr, avx2::gemm_tile_iq2_xs}},
+    {Type::IQ2_S, {avx2::vec_dot_iq2_s, nullptr, avx2::gemm_tile_iq2_s}},
+    {Type::IQ3_XXS, {avx2::vec_dot_iq3_xxs, nullptr, avx2::gemm_tile_iq3_xxs}},
+    {Type::IQ3_S, {avx2::vec_dot_iq3_s, nullptr, avx2::gemm_tile_iq3_s}},
     {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
 };
 

@@ -12,9 +12,11 @@
 // hashes are FNV-1a of ggml's floats for lcg_blocks() below, which the program made alike.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -156,6 +158,31 @@ TEST(GridTypes, DotExactOnExactData) {
             EXPECT_EQ(k->of(t).vec_dot(kBlocks * QK_K, w.data(), x.data()),
                       static_cast<float>(want))
                 << isa_name(k->isa) << ' ' << type_name(t);
+        }
+    }
+}
+
+// The SIMD tables' dot products are the scalar kernel's bits on any data: each super-block's
+// integer sum is exact, and the float steps after it are the scalar kernel's in its order. The
+// activations take every byte (-128 included) and scales of every magnitude.
+TEST(GridTypes, SimdDotsAreScalarBits) {
+    const Kernels& scalar = kernels_scalar();
+    for (Type t : kGridTypes) {
+        for (int64_t blocks : {1, 2, 7}) {
+            const int64_t n = blocks * QK_K;
+            const std::vector<uint8_t> w = test::random_grid_blocks(t, blocks, 11);
+            std::mt19937 rng(12);
+            std::vector<block_q8_K> x(blocks);
+            for (block_q8_K& b : x) {
+                b.d =
+                    std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
+                for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
+            }
+            const float want = scalar.of(t).vec_dot(n, w.data(), x.data());
+            for (const Kernels* k : test::simd_tables()) {
+                EXPECT_EQ(k->of(t).vec_dot(n, w.data(), x.data()), want)
+                    << isa_name(k->isa) << ' ' << type_name(t) << " blocks=" << blocks;
+            }
         }
     }
 }

@@ -1,0 +1,192 @@
+// AVX2 dot products of the grid types (quant.h: IQ2_XXS ... IQ3_S) against Q8_K. Each step
+// decodes 32 values at a time to signed bytes: their grid rows' magnitudes gathered from the
+// tables by index, their sign bits spread to byte masks, and the scales of their two halves.
+// The integer sums are exact, so each super-block's sum equals the scalar kernel's (dot_grid in
+// kernels_scalar.cpp); the float steps after it are the scalar kernel's, one at a time and in
+// its order, so the results are its bits.
+//
+// Compiled with -mavx2 -mfma -mf16c -ffp-contract=off: the float steps must not fuse.
+#include "ggml-lite/x86/kernels_iq_avx2.h"
+
+#include <immintrin.h>
+
+#include <array>
+#include <cstring>
+
+#include "ggml-lite/iq_grids.h"
+#include "ggml-lite/quant.h"
+#include "ggml-lite/quant_tiles-inl.h"
+
+namespace ggml_lite {
+namespace {
+
+// even_signs for every 7 bits, as a table: the parity bit is a lookup, not a loop.
+constexpr std::array<uint8_t, 128> kEvenSigns = [] {
+    std::array<uint8_t, 128> t{};
+    for (uint32_t i = 0; i < 128; i++) t[i] = even_signs(i);
+    return t;
+}();
+
+uint32_t le32(const void* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Four 8-value grid rows, in order.
+__m256i rows8(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+    return _mm256_setr_epi64x(static_cast<long long>(a), static_cast<long long>(b),
+                              static_cast<long long>(c), static_cast<long long>(d));
+}
+
+// Four 7-bit sign fields of a word (bits 7l .. 7l + 6), each made a byte by even_signs.
+uint32_t even_signs4(uint32_t aux) {
+    return kEvenSigns[aux & 127] | kEvenSigns[(aux >> 7) & 127] << 8 |
+           kEvenSigns[(aux >> 14) & 127] << 16 |
+           static_cast<uint32_t>(kEvenSigns[(aux >> 21) & 127]) << 24;
+}
+
+// The scales of 32 values' two 16-value halves, ls = 2s + 1, in the two 128-bit lanes.
+__m256i half_scales(uint32_t s0, uint32_t s1) {
+    return _mm256_setr_m128i(_mm_set1_epi16(static_cast<int16_t>(2 * s0 + 1)),
+                             _mm_set1_epi16(static_cast<int16_t>(2 * s1 + 1)));
+}
+
+// One 32-value chunk of a super-block: unsigned magnitudes, bit k of `signs` negating value k,
+// and the halves' scales.
+struct Chunk {
+    __m256i mag;
+    uint32_t signs;
+    __m256i scale;
+};
+
+// Per type: Chunk chunk(const Block&, int ib) for values 32ib .. 32ib + 31 (quant.h layouts).
+struct IQ2XXS {
+    using Block = block_iq2_xxs;
+    static Chunk chunk(const Block& b, int ib) {
+        const uint32_t idx = le32(b.qs + 4 * ib), aux = le32(b.qs + 4 * ib + 2);
+        return {rows8(iq2xxs_grid[idx & 0xff], iq2xxs_grid[(idx >> 8) & 0xff],
+                      iq2xxs_grid[(idx >> 16) & 0xff], iq2xxs_grid[idx >> 24]),
+                even_signs4(aux), half_scales(aux >> 28, aux >> 28)};
+    }
+};
+
+struct IQ2XS {
+    using Block = block_iq2_xs;
+    static Chunk chunk(const Block& b, int ib) {
+        const uint16_t* q = b.qs + 4 * ib;
+        const uint32_t signs = kEvenSigns[q[0] >> 9] | kEvenSigns[q[1] >> 9] << 8 |
+                               kEvenSigns[q[2] >> 9] << 16 |
+                               static_cast<uint32_t>(kEvenSigns[q[3] >> 9]) << 24;
+        return {rows8(iq2xs_grid[q[0] & 511], iq2xs_grid[q[1] & 511], iq2xs_grid[q[2] & 511],
+                      iq2xs_grid[q[3] & 511]),
+                signs, half_scales(b.scales[ib] & 0x0f, b.scales[ib] >> 4)};
+    }
+};
+
+struct IQ2S {
+    using Block = block_iq2_s;
+    static Chunk chunk(const Block& b, int ib) {
+        const uint8_t* q = b.qs + 4 * ib;
+        const uint32_t h = b.qh[ib];
+        return {rows8(iq2s_grid[q[0] | (h & 3) << 8], iq2s_grid[q[1] | (h & 0x0c) << 6],
+                      iq2s_grid[q[2] | (h & 0x30) << 4], iq2s_grid[q[3] | (h & 0xc0) << 2]),
+                le32(b.qs + QK_K / 8 + 4 * ib),
+                half_scales(b.scales[ib] & 0x0f, b.scales[ib] >> 4)};
+    }
+};
+
+struct IQ3XXS {
+    using Block = block_iq3_xxs;
+    static Chunk chunk(const Block& b, int ib) {
+        const uint8_t* q = b.qs + 8 * ib;
+        const uint32_t aux = le32(b.qs + QK_K / 4 + 4 * ib);
+        const __m256i mag = _mm256_setr_epi32(
+            static_cast<int>(iq3xxs_grid[q[0]]), static_cast<int>(iq3xxs_grid[q[1]]),
+            static_cast<int>(iq3xxs_grid[q[2]]), static_cast<int>(iq3xxs_grid[q[3]]),
+            static_cast<int>(iq3xxs_grid[q[4]]), static_cast<int>(iq3xxs_grid[q[5]]),
+            static_cast<int>(iq3xxs_grid[q[6]]), static_cast<int>(iq3xxs_grid[q[7]]));
+        return {mag, even_signs4(aux), half_scales(aux >> 28, aux >> 28)};
+    }
+};
+
+struct IQ3S {
+    using Block = block_iq3_s;
+    static Chunk chunk(const Block& b, int ib) {
+        const uint8_t* q = b.qs + 8 * ib;
+        const uint32_t h = b.qh[ib];
+        int g[8];
+        for (int l = 0; l < 8; l++) g[l] = static_cast<int>(iq3s_grid[q[l] | ((h >> l) & 1) << 8]);
+        const uint32_t s = (b.scales[ib / 2] >> (4 * (ib % 2))) & 0x0f;
+        return {_mm256_setr_epi32(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]),
+                le32(b.signs + 4 * ib), half_scales(s, s)};
+    }
+};
+
+// Bit k of s as byte k: 0xff where set, 0 where clear.
+__m256i sign_bytes(uint32_t s) {
+    const __m256i byte_of_bit = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2,
+                                                 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+    const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(s)), byte_of_bit);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+}
+
+int32_t hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    return _mm_cvtsi128_si32(s);
+}
+
+template <class T>
+struct GridStep : SuperBlockStep<typename T::Block> {
+    using Block = typename T::Block;
+    struct Acc {
+        float s = 0.0f;
+        float total() const { return Block::kScale * s; }
+    };
+    template <int NT>
+    static void step(const Block& w, const block_q8_K* const* x, Acc* acc) {
+        __m256i sum[NT];
+        for (int t = 0; t < NT; t++) sum[t] = _mm256_setzero_si256();
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const Chunk c = T::chunk(w, ib);
+            // Signed levels |q| <= 62 against |x| <= 128 (x as unsigned after abs): the pair sums
+            // stay within int16, and -128 in x is no special case.
+            const __m256i neg = sign_bytes(c.signs);
+            const __m256i q = _mm256_sub_epi8(_mm256_xor_si256(c.mag, neg), neg);
+            for (int t = 0; t < NT; t++) {
+                const __m256i xq =
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->qs + 32 * ib));
+                const __m256i p =
+                    _mm256_maddubs_epi16(_mm256_abs_epi8(xq), _mm256_sign_epi8(q, xq));
+                sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, c.scale));
+            }
+        }
+        const float d = _cvtsh_ss(w.d);
+        for (int t = 0; t < NT; t++) acc[t].s += d * x[t]->d * static_cast<float>(hsum_i32(sum[t]));
+    }
+};
+
+}  // namespace
+
+namespace avx2 {
+
+#define LILA_GRID_KERNELS(name, T)                                                            \
+    float vec_dot_##name(int64_t n, const void* w, const void* x) {                           \
+        return QuantTiles<GridStep<T>>::vec_dot(n, w, x);                                     \
+    }                                                                                         \
+    void gemm_tile_##name(int64_t n, const void* w, size_t w_stride, const void* x,           \
+                          size_t x_stride, float* y, int64_t y_stride, int nr, int nt) {      \
+        QuantTiles<GridStep<T>>::gemm_tile(n, w, w_stride, x, x_stride, y, y_stride, nr, nt); \
+    }
+LILA_GRID_KERNELS(iq2_xxs, IQ2XXS)
+LILA_GRID_KERNELS(iq2_xs, IQ2XS)
+LILA_GRID_KERNELS(iq2_s, IQ2S)
+LILA_GRID_KERNELS(iq3_xxs, IQ3XXS)
+LILA_GRID_KERNELS(iq3_s, IQ3S)
+#undef LILA_GRID_KERNELS
+
+}  // namespace avx2
+}  // namespace ggml_lite
