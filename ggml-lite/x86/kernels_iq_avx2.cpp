@@ -74,13 +74,16 @@ struct IQ2XXS {
 struct IQ2XS {
     using Block = block_iq2_xs;
     static Chunk chunk(const Block& b, int ib) {
-        const uint16_t* q = b.qs + 4 * ib;
-        const uint32_t signs = kEvenSigns[q[0] >> 9] | kEvenSigns[q[1] >> 9] << 8 |
-                               kEvenSigns[q[2] >> 9] << 16 |
-                               static_cast<uint32_t>(kEvenSigns[q[3] >> 9]) << 24;
-        return {rows8(iq2xs_grid[q[0] & 511], iq2xs_grid[q[1] & 511], iq2xs_grid[q[2] & 511],
-                      iq2xs_grid[q[3] & 511]),
-                signs, half_scales(b.scales[ib] & 0x0f, b.scales[ib] >> 4)};
+        uint64_t q;  // the four groups' 16-bit fields, one load
+        std::memcpy(&q, b.qs + 4 * ib, sizeof q);
+        const auto index = [q](int l) { return (q >> (16 * l)) & 511; };
+        const auto signs = [q](int l) {
+            return static_cast<uint32_t>(kEvenSigns[(q >> (16 * l + 9)) & 127]);
+        };
+        return {rows8(iq2xs_grid[index(0)], iq2xs_grid[index(1)], iq2xs_grid[index(2)],
+                      iq2xs_grid[index(3)]),
+                signs(0) | signs(1) << 8 | signs(2) << 16 | signs(3) << 24,
+                half_scales(b.scales[ib] & 0x0f, b.scales[ib] >> 4)};
     }
 };
 
