@@ -20,10 +20,14 @@
 namespace ggml_lite {
 namespace {
 
-// even_signs for every 7 bits, as a table: the parity bit is a lookup, not a loop.
-constexpr std::array<uint8_t, 128> kEvenSigns = [] {
-    std::array<uint8_t, 128> t{};
-    for (uint32_t i = 0; i < 128; i++) t[i] = even_signs(i);
+// even_signs for every 7 bits as a mask of 8 bytes, 0xff for each value to negate: a lookup
+// where the other types' sign bytes are spread by sign_bytes.
+constexpr std::array<uint64_t, 128> kEvenSignMask = [] {
+    std::array<uint64_t, 128> t{};
+    for (uint32_t i = 0; i < 128; i++) {
+        for (int j = 0; j < 8; j++)
+            t[i] |= static_cast<uint64_t>((even_signs(i) >> j) & 1) * (0xffull << (8 * j));
+    }
     return t;
 }();
 
@@ -39,11 +43,19 @@ __m256i rows8(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
                               static_cast<long long>(c), static_cast<long long>(d));
 }
 
-// Four 7-bit sign fields of a word (bits 7l .. 7l + 6), each made a byte by even_signs.
-uint32_t even_signs4(uint32_t aux) {
-    return kEvenSigns[aux & 127] | kEvenSigns[(aux >> 7) & 127] << 8 |
-           kEvenSigns[(aux >> 14) & 127] << 16 |
-           static_cast<uint32_t>(kEvenSigns[(aux >> 21) & 127]) << 24;
+// Four 7-bit sign fields of a word (bits 7l .. 7l + 6) as byte masks, 8 values each.
+__m256i even_signs4(uint32_t aux) {
+    return rows8(kEvenSignMask[aux & 127], kEvenSignMask[(aux >> 7) & 127],
+                 kEvenSignMask[(aux >> 14) & 127], kEvenSignMask[(aux >> 21) & 127]);
+}
+
+// Bit k of s as byte k: 0xff where set, 0 where clear.
+__m256i sign_bytes(uint32_t s) {
+    const __m256i byte_of_bit = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2,
+                                                 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+    const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(s)), byte_of_bit);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
 }
 
 // The scales of 32 values' two 16-value halves, ls = 2s + 1, in the two 128-bit lanes.
@@ -52,11 +64,11 @@ __m256i half_scales(uint32_t s0, uint32_t s1) {
                              _mm_set1_epi16(static_cast<int16_t>(2 * s1 + 1)));
 }
 
-// One 32-value chunk of a super-block: unsigned magnitudes, bit k of `signs` negating value k,
-// and the halves' scales.
+// One 32-value chunk of a super-block: unsigned magnitudes, byte k of `neg` 0xff to negate
+// value k, and the halves' scales.
 struct Chunk {
     __m256i mag;
-    uint32_t signs;
+    __m256i neg;
     __m256i scale;
 };
 
@@ -77,12 +89,10 @@ struct IQ2XS {
         uint64_t q;  // the four groups' 16-bit fields, one load
         std::memcpy(&q, b.qs + 4 * ib, sizeof q);
         const auto index = [q](int l) { return (q >> (16 * l)) & 511; };
-        const auto signs = [q](int l) {
-            return static_cast<uint32_t>(kEvenSigns[(q >> (16 * l + 9)) & 127]);
-        };
+        const auto signs = [q](int l) { return kEvenSignMask[(q >> (16 * l + 9)) & 127]; };
         return {rows8(iq2xs_grid[index(0)], iq2xs_grid[index(1)], iq2xs_grid[index(2)],
                       iq2xs_grid[index(3)]),
-                signs(0) | signs(1) << 8 | signs(2) << 16 | signs(3) << 24,
+                rows8(signs(0), signs(1), signs(2), signs(3)),
                 half_scales(b.scales[ib] & 0x0f, b.scales[ib] >> 4)};
     }
 };
@@ -94,7 +104,7 @@ struct IQ2S {
         const uint32_t h = b.qh[ib];
         return {rows8(iq2s_grid[q[0] | (h & 3) << 8], iq2s_grid[q[1] | (h & 0x0c) << 6],
                       iq2s_grid[q[2] | (h & 0x30) << 4], iq2s_grid[q[3] | (h & 0xc0) << 2]),
-                le32(b.qs + QK_K / 8 + 4 * ib),
+                sign_bytes(le32(b.qs + QK_K / 8 + 4 * ib)),
                 half_scales(b.scales[ib] & 0x0f, b.scales[ib] >> 4)};
     }
 };
@@ -122,18 +132,9 @@ struct IQ3S {
         for (int l = 0; l < 8; l++) g[l] = static_cast<int>(iq3s_grid[q[l] | ((h >> l) & 1) << 8]);
         const uint32_t s = (b.scales[ib / 2] >> (4 * (ib % 2))) & 0x0f;
         return {_mm256_setr_epi32(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]),
-                le32(b.signs + 4 * ib), half_scales(s, s)};
+                sign_bytes(le32(b.signs + 4 * ib)), half_scales(s, s)};
     }
 };
-
-// Bit k of s as byte k: 0xff where set, 0 where clear.
-__m256i sign_bytes(uint32_t s) {
-    const __m256i byte_of_bit = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2,
-                                                 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
-    const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(s)), byte_of_bit);
-    return _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
-}
 
 int32_t hsum_i32(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -157,8 +158,7 @@ struct GridStep : SuperBlockStep<typename T::Block> {
             const Chunk c = T::chunk(w, ib);
             // Signed levels |q| <= 62 against |x| <= 128 (x as unsigned after abs): the pair sums
             // stay within int16, and -128 in x is no special case.
-            const __m256i neg = sign_bytes(c.signs);
-            const __m256i q = _mm256_sub_epi8(_mm256_xor_si256(c.mag, neg), neg);
+            const __m256i q = _mm256_sub_epi8(_mm256_xor_si256(c.mag, c.neg), c.neg);
             for (int t = 0; t < NT; t++) {
                 const __m256i xq =
                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->qs + 32 * ib));
