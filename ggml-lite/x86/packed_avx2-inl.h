@@ -85,6 +85,29 @@ struct UnsignedLevels {
     }
 };
 
+// The steps of the k-quants with a signed scale per 16 values (Scales::sc[16] for vpmaddwd and
+// sc_pairs[8], the pairs (sc_2i, sc_2i+1)) and levels q - 2^Shift (Q6_K: 32, Q3_K: 4).
+template <int Shift>
+struct OffsetLevels16 : UnsignedLevels {
+    // Words m < 4 are sub-block 2u, the others 2u + 1.
+    template <class Scales>
+    static __m256i scale(const Scales& s, int u, int m) {
+        return s.sc[2 * u + m / 4];
+    }
+    // Start from -2^Shift sum_g sc_g bsum_g (bsum_g at most 16 * 128).
+    template <class Scales>
+    static __m256i init(const Scales& s, const block_q8_K& x) {
+        int32_t sums[8];
+        __builtin_memcpy(sums, x.bsums, sizeof sums);
+        return _mm256_sub_epi32(_mm256_setzero_si256(),
+                                _mm256_slli_epi32(pair_dot<8>(s.sc_pairs, sums), Shift));
+    }
+    template <class Block, class Scales>
+    static __m256 finish(const Block&, int, const Scales&, const block_q8_K&, __m256 acc) {
+        return acc;
+    }
+};
+
 // Each k-quant K gives Block, kGroup (words whose vpmaddubsw sums add up in int16 exactly, at
 // most 4 where a scale covers 16 values), kOps and product (UnsignedLevels' or its own), a Scales
 // type constructed from (block column, half), unit(w, h, u, op) (unit u's kOps operands), scale(s,

@@ -297,7 +297,7 @@ using Q5K = KMin<block_q5_Kx16, true>;
 // Q6_K: unit u = 4H + k holds values 128H + 32k + 4m.. (m < 8), sub-blocks 2u and 2u + 1: the
 // ql nibble plus two qh bits shifted to bits 4-5. Pair sums reach 2 * 63 * 128, so only two
 // add up in int16.
-struct Q6K : UnsignedLevels {
+struct Q6K : OffsetLevels16<5> {
     using Block = block_q6_Kx16;
     static constexpr int kGroup = 2;
     // Half h's 16 scales for vpmaddwd, and as pairs (sc_2i, sc_2i+1).
@@ -327,20 +327,6 @@ struct Q6K : UnsignedLevels {
             op[m] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l, 4 * (k / 2)), low4),
                                     _mm256_slli_epi16(top, 4));
         }
-    }
-    // Words m < 4 are sub-block 2u, the others 2u + 1.
-    static __m256i scale(const Scales& s, int u, int m) {
-        return s.sc[2 * u + m / 4];
-    }
-    // The levels are q - 32: start from -32 sum_g sc_g bsum_g (bsum_g at most 16 * 128).
-    static __m256i init(const Scales& s, const block_q8_K& x) {
-        int32_t sums[8];
-        __builtin_memcpy(sums, x.bsums, sizeof sums);
-        return _mm256_sub_epi32(_mm256_setzero_si256(),
-                                _mm256_slli_epi32(pair_dot<8>(s.sc_pairs, sums), 5));
-    }
-    static __m256 finish(const Block&, int, const Scales&, const block_q8_K&, __m256 acc) {
-        return acc;
     }
 };
 

@@ -54,7 +54,7 @@ __m128i two_rows(const uint8_t (*scales)[kPackRows], int k, int k2, int h) {
 }
 
 // Q3_K: levels q - 4, signed 6-bit scales decoded in registers, two sub-blocks at a time.
-struct Q3K : UnsignedLevels {
+struct Q3K : OffsetLevels16<2> {
     using Block = block_q3_Kx16;
     static constexpr int kGroup = 4;
     struct Scales {
@@ -91,20 +91,6 @@ struct Q3K : UnsignedLevels {
                 u >= 2 ? _mm256_srli_epi16(hm, u - 2) : _mm256_slli_epi16(hm, 2 - u);
             op[m] = _mm256_or_si256(op[m], _mm256_and_si256(at2, four));
         }
-    }
-    // Words m < 4 are sub-block 2u, the others 2u + 1.
-    static __m256i scale(const Scales& s, int u, int m) {
-        return s.sc[2 * u + m / 4];
-    }
-    // The levels are q - 4: start from -4 sum_g sc_g bsum_g (bsum_g at most 16 * 128).
-    static __m256i init(const Scales& s, const block_q8_K& x) {
-        int32_t sums[8];
-        __builtin_memcpy(sums, x.bsums, sizeof sums);
-        return _mm256_sub_epi32(_mm256_setzero_si256(),
-                                _mm256_slli_epi32(pair_dot<8>(s.sc_pairs, sums), 2));
-    }
-    static __m256 finish(const Block&, int, const Scales&, const block_q8_K&, __m256 acc) {
-        return acc;
     }
 };
 
