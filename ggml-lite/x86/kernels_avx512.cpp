@@ -15,7 +15,7 @@
 #include "ggml-lite/quant_tiles-inl.h"
 #include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/kernels_iq_avx2.h"
-#include "ggml-lite/x86/packed_kquant_avx512.h"
+#include "ggml-lite/x86/packed_avx512.h"
 #include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite {
@@ -280,236 +280,6 @@ struct QStep : TileStep<typename W::Block, typename W::Act::Block, kStep, 2, fal
         }
     }
 };
-
-// ---- Packed weights (packed.h) ----------------------------------------------------------------
-//
-// Sixteen rows per group, one int32 lane per row: a block column is 8 vpdpbusd, each 4 bytes
-// of all 16 rows times 4 activation bytes broadcast from memory, then one conversion and one
-// FMA per token (two with Q4_1's and Q5_1's minimums). The weight operands (Q4_0's nibbles
-// split, Q5_0's with the fifth bits, IQ4_NL's looked up in its table) are loaded once per block
-// column for up to kPackTokens tokens, and nothing is summed horizontally.
-
-// The 8 unsigned operands of a block column; operand i pairs with activation bytes 4i..4i+3,
-// i.e. holds elements 4i..4i+3 of every row. Each type differs only in how it makes them from
-// the block column and in its activation block: block_q8_0c, whose correction c undoes the
-// offset, or block_q8_1c (Q4_1, Q5_1), whose s meets the rows' minimums.
-
-// The nibbles of Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL: the low ones of words 0-3 (elements 4m..),
-// then the high ones (16 + 4m..).
-void packed_nibbles(const uint8_t (*qs)[kPackRows][4], __m512i* op) {
-    const __m512i mask = _mm512_set1_epi8(0x0f);
-#pragma GCC unroll 4
-    for (int m = 0; m < 4; m++) {
-        const __m512i v = _mm512_loadu_si512(qs[m]);
-        op[m] = _mm512_and_si512(v, mask);
-        op[m + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
-    }
-}
-
-// Q5_0 and Q5_1: 16 added where a row's fifth bit is set. Element 4i + k's bit is bit
-// 4 (i % 2) + k of qh byte i / 2: that byte copied to the 4 bytes of each row's lane, tested
-// against one bit per byte.
-void add_packed_fifth_bits(const uint8_t (*qh)[4], __m512i* op) {
-    const __m512i h = _mm512_loadu_si512(qh);
-    const __m512i lane_starts =
-        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
-    const __m512i sixteen = _mm512_set1_epi8(16);
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) {
-        const __m512i bytes =
-            _mm512_shuffle_epi8(h, _mm512_add_epi8(lane_starts, _mm512_set1_epi8(i / 2)));
-        const __m512i bits = _mm512_set1_epi32(static_cast<int>(0x08040201u << (4 * (i % 2))));
-        op[i] = _mm512_mask_add_epi8(op[i], _mm512_test_epi8_mask(bytes, bits), op[i], sixteen);
-    }
-}
-
-// Q4_0, Q4_1, Q5_0, Q5_1: the nibbles, with the fifth bits where the block has them.
-template <class B, class A, bool FifthBits>
-struct PackedNibbles {
-    using Block = B;
-    using Act = A;
-    static void load(const Block& w, __m512i* op) {
-        packed_nibbles(w.qs, op);
-        if constexpr (FifthBits) add_packed_fifth_bits(w.qh, op);
-    }
-};
-using PackedQ4 = PackedNibbles<block_q4_0x16, block_q8_0c, false>;
-using PackedQ5 = PackedNibbles<block_q5_0x16, block_q8_0c, true>;
-using PackedQ4_1 = PackedNibbles<block_q4_1x16, block_q8_1c, false>;
-using PackedQ5_1 = PackedNibbles<block_q5_1x16, block_q8_1c, true>;
-
-// IQ4_NL: the nibbles looked up in the table of levels plus 128.
-struct PackedIQ4NL {
-    using Block = block_iq4_nlx16;
-    using Act = block_q8_0c;
-    static void load(const Block& w, __m512i* op) {
-        const __m512i table = iq4nl_table_u8();
-        packed_nibbles(w.qs, op);
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) op[i] = _mm512_shuffle_epi8(table, op[i]);
-    }
-};
-
-struct PackedQ8 {  // stored as w + 128 already
-    using Block = block_q8_0x16;
-    using Act = block_q8_0c;
-    static void load(const Block& w, __m512i* op) {
-#pragma GCC unroll 8
-        for (int m = 0; m < 8; m++) op[m] = _mm512_loadu_si512(w.qs[m]);
-    }
-};
-
-template <class P, int NT>
-void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
-                 float* y, int64_t y_stride, __mmask16 rows) {
-    // Blocks ahead to prefetch into L1 (and kFarAhead bytes into L2): the group is one
-    // contiguous stream, but the lead keeps enough lines in flight when one thread streams
-    // alone.
-    constexpr int64_t kAhead = 8;
-    // Tokens whose vpdpbusd chains are interleaved: a chain is 8 dependent instructions of
-    // latency 5, so four side by side keep both vector ports busy.
-    constexpr int kChains = 4;
-    __m512 acc[NT];
-    for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-        const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
-        prefetch_lines<sizeof(typename P::Block)>(wb + kAhead * sizeof(typename P::Block));
-        prefetch_lines<sizeof(typename P::Block), 2>(wb + kFarAhead);
-        __m512i op[8];
-        P::load(w[b], op);
-        const __m512 wd =
-            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].d)));
-        using Act = typename P::Act;
-        constexpr bool kMin = std::is_same_v<Act, block_q8_1c>;
-        const auto act = [&](int t) -> const Act& {
-            return reinterpret_cast<const Act*>(x + t * x_stride)[b];
-        };
-        const auto word = [&](int t, int i) {
-            int32_t v;
-            __builtin_memcpy(&v, act(t).qs + 4 * i, 4);
-            return _mm512_set1_epi32(v);
-        };
-        // The integer sum starts from the correction; block_q8_1c has none.
-        const auto start = [&](int t) {
-            if constexpr (kMin) {
-                return _mm512_setzero_si512();
-            } else {
-                return _mm512_set1_epi32(act(t).c);
-            }
-        };
-        const __m512 wm = [&] {  // the rows' minimums (Q4_1, Q5_1)
-            if constexpr (kMin) {
-                return _mm512_cvtph_ps(
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].m)));
-            } else {
-                return _mm512_setzero_ps();
-            }
-        }();
-        const auto finish = [&](int t, __m512i sum) {
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum),
-                                     _mm512_mul_ps(wd, _mm512_set1_ps(act(t).d)), acc[t]);
-            if constexpr (kMin) acc[t] = _mm512_fmadd_ps(wm, _mm512_set1_ps(act(t).s), acc[t]);
-        };
-        if constexpr (NT == 1) {
-            // One token: its sum as two chains of four.
-            __m512i s0 = start(0), s1 = _mm512_setzero_si512();
-#pragma GCC unroll 4
-            for (int i = 0; i < 4; i++) {
-                s0 = _mm512_dpbusd_epi32(s0, op[i], word(0, i));
-                s1 = _mm512_dpbusd_epi32(s1, op[i + 4], word(0, i + 4));
-            }
-            finish(0, _mm512_add_epi32(s0, s1));
-        } else {
-            // Unrolled, so that acc[] and s[] live in registers.
-#pragma GCC unroll 16
-            for (int t0 = 0; t0 < NT; t0 += kChains) {
-                constexpr int kMax = kChains;
-                __m512i s[kMax];
-#pragma GCC unroll 4
-                for (int g = 0; g < kMax; g++) {
-                    if (t0 + g < NT) s[g] = start(t0 + g);
-                }
-#pragma GCC unroll 8
-                for (int i = 0; i < 8; i++) {
-#pragma GCC unroll 4
-                    for (int g = 0; g < kMax; g++) {
-                        if (t0 + g < NT) s[g] = _mm512_dpbusd_epi32(s[g], op[i], word(t0 + g, i));
-                    }
-                }
-#pragma GCC unroll 4
-                for (int g = 0; g < kMax; g++) {
-                    if (t0 + g < NT) finish(t0 + g, s[g]);
-                }
-            }
-        }
-    }
-    for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * y_stride, rows, acc[t]);
-}
-
-template <class P>
-void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                 int64_t y_stride, int nr, int nt) {
-    const auto rows = static_cast<__mmask16>((1u << nr) - 1);
-    const auto* wb = static_cast<const typename P::Block*>(w);
-    const auto* xb = static_cast<const uint8_t*>(x);
-    FK::with_count<kPackTokens>(
-        nt, [&]<int NT>() { packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows); });
-}
-
-// Float weights: a column of the group is 16 values, one vector; times the column's activation
-// broadcast it is one FMA for 16 rows. Columns c go to partial sum c % 4, so even one token has
-// four independent FMA chains.
-// Tokens per pass: 4 partial sums each, 24 accumulators and 4 columns in 32 registers.
-constexpr int kFloatTokens = 6;
-
-template <class P, int NT>
-void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, size_t x_stride,
-                       float* y, int64_t y_stride, __mmask16 rows) {
-    const auto xt = [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride); };
-    __m512 acc[NT][4];
-    for (int t = 0; t < NT; t++) {
-        for (int k = 0; k < 4; k++) acc[t][k] = _mm512_setzero_ps();
-    }
-    int64_t c = 0;
-    for (; c + 4 <= n; c += 4) {
-        // Every line 2 KiB ahead into L1 and kFarAhead into L2: a lead on top of the hardware
-        // prefetchers.
-        constexpr size_t kStep = 4 * kPackRows * sizeof(typename P::Elem);
-        const auto* wc = reinterpret_cast<const uint8_t*>(w + c * kPackRows);
-        prefetch_lines<kStep>(wc + 2048);
-        prefetch_lines<kStep, 2>(wc + kFarAhead);
-        __m512 wv[4];
-        for (int k = 0; k < 4; k++) wv[k] = P::load(w + (c + k) * kPackRows);
-        for (int t = 0; t < NT; t++) {
-            for (int k = 0; k < 4; k++)
-                acc[t][k] = _mm512_fmadd_ps(wv[k], _mm512_set1_ps(xt(t)[c + k]), acc[t][k]);
-        }
-    }
-    for (; c < n; c++) {
-        const __m512 wv = P::load(w + c * kPackRows);
-        for (int t = 0; t < NT; t++)
-            acc[t][c % 4] = _mm512_fmadd_ps(wv, _mm512_set1_ps(xt(t)[c]), acc[t][c % 4]);
-    }
-    for (int t = 0; t < NT; t++) {
-        const __m512 sum =
-            _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2], acc[t][3]));
-        _mm512_mask_storeu_ps(y + t * y_stride, rows, sum);
-    }
-}
-
-template <class P>
-void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                       int64_t y_stride, int nr, int nt) {
-    const auto rows = static_cast<__mmask16>((1u << nr) - 1);
-    const auto* wc = static_cast<const typename P::Elem*>(w);
-    const auto* xb = static_cast<const uint8_t*>(x);
-    for (int t = 0; t < nt; t += kFloatTokens) {
-        FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
-            packed_float_tile<P, NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride,
-                                     rows);
-        });
-    }
-}
 
 // ---- Attention ---------------------------------------------------------------------------------
 
@@ -877,15 +647,15 @@ constexpr TypeOverride kTypes[] = {
 };
 
 constexpr PackedOverride kPacked[] = {
-    {Type::F32, {nullptr, packed_float_gemm<LoadF32<Arch>>}},
-    {Type::F16, {nullptr, packed_float_gemm<LoadF16<Arch>>}},
-    {Type::BF16, {nullptr, packed_float_gemm<LoadBF16<Arch>>}},
-    {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedQ8>}},
-    {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, packed_gemm<PackedQ4>}},
-    {Type::Q5_0, {quantize_q8_0c<16, quantize_q8_0>, packed_gemm<PackedQ5>}},
-    {Type::IQ4_NL, {quantize_q8_0c<128, quantize_q8_0>, packed_gemm<PackedIQ4NL>}},
-    {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, packed_gemm<PackedQ4_1>}},
-    {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, packed_gemm<PackedQ5_1>}},
+    {Type::F32, {nullptr, avx512::packed_gemm_f32}},
+    {Type::F16, {nullptr, avx512::packed_gemm_f16}},
+    {Type::BF16, {nullptr, avx512::packed_gemm_bf16}},
+    {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, avx512::packed_gemm_q8_0}},
+    {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, avx512::packed_gemm_q4_0}},
+    {Type::Q5_0, {quantize_q8_0c<16, quantize_q8_0>, avx512::packed_gemm_q5_0}},
+    {Type::IQ4_NL, {quantize_q8_0c<128, quantize_q8_0>, avx512::packed_gemm_iq4_nl}},
+    {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, avx512::packed_gemm_q4_1}},
+    {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, avx512::packed_gemm_q5_1}},
     {Type::Q4_K, {quantize_q8_K, avx512::packed_gemm_q4_K}},
     {Type::Q5_K, {quantize_q8_K, avx512::packed_gemm_q5_K}},
     {Type::Q6_K, {quantize_q8_K, avx512::packed_gemm_q6_K}},

@@ -10,7 +10,7 @@
 //
 // Compiled with -mavx512*: only the entry points have external linkage (see
 // kernels_avx512.cpp on why nothing else may be shared with the portable code).
-#include "ggml-lite/x86/packed_kquant_avx512.h"
+#include "ggml-lite/x86/packed_avx512.h"
 
 #include <immintrin.h>
 
