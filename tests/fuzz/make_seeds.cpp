@@ -93,6 +93,20 @@ struct TinyShape {
 };
 
 // llama.* metadata as converters write it (the keys Model::load reads).
+// The grid types (IQ2_XXS ... IQ3_S) have no quantizer (ggml's needs an importance matrix), but
+// every byte pattern is a valid block of theirs: the grid indices fit their grids. A fixed
+// byte stream, each block's leading F16 scale set to 1/64 so that the forward pass stays finite.
+void grid_blocks(size_t block_bytes, std::vector<uint8_t>& bytes) {
+    uint32_t state = 12345;
+    for (uint8_t& b : bytes) {
+        state = state * 1664525u + 1013904223u;
+        b = uint8_t(state >> 24);
+    }
+    for (size_t at = 0; at + block_bytes <= bytes.size(); at += block_bytes) {
+        bytes[at] = 0x00, bytes[at + 1] = 0x24;  // 0x2400: 2^-6 in F16, little-endian
+    }
+}
+
 // A tensor of rows × cols real weights: matrices at `type` (F16 where rows do not split into
 // its blocks), vectors at F32, as the converters store them.
 void add_weights(GGUFWriter& w, const std::string& name, int64_t rows, int64_t cols,
@@ -106,9 +120,13 @@ void add_weights(GGUFWriter& w, const std::string& name, int64_t rows, int64_t c
     w.add_tensor(name, type, shape, [=](std::vector<uint8_t>& bytes) {
         const size_t row = ggml_lite::row_size(type, cols);
         bytes.resize(row * size_t(rows));
+        const auto& traits = ggml_lite::traits(type);
+        if (traits.from_float == nullptr) {
+            grid_blocks(traits.type_size, bytes);
+            return;
+        }
         for (int64_t r = 0; r < rows; r++) {
-            ggml_lite::traits(type).from_float(src + r * cols, bytes.data() + size_t(r) * row,
-                                               cols);
+            traits.from_float(src + r * cols, bytes.data() + size_t(r) * row, cols);
         }
     });
 }
@@ -123,7 +141,10 @@ void tiny_gguf(const std::string& name, const Vocab& vocab, ggml_lite::Type type
     hp.head_dim = hp.rope_dim = s.n_embd / s.n_head;
 
     GGUFWriter w;
-    set_model_metadata(w, "llama", hp, name, type);
+    // general.file_type: lila has no file type of the grid types (it does not write them); the
+    // reader goes by each tensor's own type, so those seeds say F16.
+    const bool writable = ggml_lite::traits(type).from_float != nullptr;
+    set_model_metadata(w, "llama", hp, name, writable ? type : ggml_lite::Type::F16);
     vocab.to_gguf(w);
     if (extras) {  // what some real files carry: a chat template, head sizes, biases, RoPE factors
         const auto config =
@@ -176,12 +197,13 @@ void gguf_seeds() {
     tiny_gguf("bpe-bf16-extras", bpe, Type::BF16, s, true);
     s.n_embd = 8, s.n_head = 2, s.n_head_kv = 1, s.n_ff = 16, s.n_layer = 2;
     tiny_gguf("bpe-f32-narrow", bpe, Type::F32, s, false);
-    // Rows of 256, so that every type's blocks, the k-quants' 256-value super-blocks included,
-    // reach the reader and the kernels; the vocabularies alternate.
+    // Rows of 256, so that every type's blocks, the k-quants' and grid types' 256-value
+    // super-blocks included, reach the reader and the kernels; the vocabularies alternate.
     const TinyShape wide{.n_embd = 256, .n_layer = 1, .n_head = 4, .n_head_kv = 2, .n_ff = 256};
     bool spm = true;
     for (Type t : {Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q2_K, Type::Q3_K,
-                   Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS}) {
+                   Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS, Type::IQ2_XXS, Type::IQ2_XS,
+                   Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S}) {
         const std::string name = std::string(spm ? "spm-" : "bpe-") + ggml_lite::type_name(t);
         tiny_gguf(name + "-wide", spm ? tok512 : bpe, t, wide, false);
         spm = !spm;
