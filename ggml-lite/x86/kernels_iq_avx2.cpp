@@ -1,10 +1,11 @@
 // AVX2 dot products of the grid types (quant.h: IQ2_XXS ... IQ3_S) against Q8_K. Each step
 // decodes 32 values at a time to signed bytes: their grid rows' magnitudes gathered from the
 // tables by index (scalar loads: a gather instruction is slower here), their sign bits spread
-// to byte masks, and the scales of their two halves. What a block's chunks share (IQ2_S's
-// indices, the scales) is decoded once a block. The integer sums are exact, so each super-block's
-// sum equals the scalar kernel's (dot_grid in kernels_scalar.cpp); the float steps after it are the
-// scalar kernel's, one at a time and in its order, so the results are its bits.
+// to byte masks, and the scales of their two halves (IQ2_XXS, IQ2_XS, IQ2_S: decoded once a
+// block and stored; IQ2_S's grid indices stored that way were slower to read back than made
+// per chunk). The integer sums are exact, so each super-block's sum equals the scalar kernel's
+// (dot_grid in kernels_scalar.cpp); the float steps after it are the scalar kernel's, one at a
+// time and in its order, so the results are its bits.
 //
 // Compiled with -mavx2 -mfma -mf16c -ffp-contract=off: the float steps must not fuse.
 #include "ggml-lite/x86/kernels_iq_avx2.h"
@@ -153,35 +154,15 @@ struct IQ2XS {
     }
 };
 
-// The 32 10-bit grid indices are made together in 16-bit lanes (qs bytes, qh's 2-bit fields
-// times 2^8, 2^6, 2^4, 2^2 masked to bits 8-9), stored once and loaded one by one: fewer
-// instructions than assembling each index from its two bytes.
 struct IQ2S {
     using Block = block_iq2_s;
     const Block& b;
     HalfScales16 scales{b.scales};
-    alignas(32) uint16_t idx[QK_K / 8];
-    explicit IQ2S(const Block& block) : b(block) {
-        const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4,
-                                                4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7);
-        const __m256i shift =
-            _mm256_setr_epi16(256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4);
-        const __m128i h8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qh));
-        const __m256i h = _mm256_shuffle_epi8(_mm256_setr_m128i(h8, h8), spread);
-        for (int half = 0; half < 2; half++) {
-            const __m256i low = _mm256_cvtepu8_epi16(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * half)));
-            // Lane 0 of the shuffle holds qh bytes 0-3 spread, lane 1 bytes 4-7.
-            const __m128i hb = half ? _mm256_extracti128_si256(h, 1) : _mm256_castsi256_si128(h);
-            const __m256i high = _mm256_and_si256(
-                _mm256_mullo_epi16(_mm256_cvtepu8_epi16(hb), shift), _mm256_set1_epi16(0x300));
-            _mm256_store_si256(reinterpret_cast<__m256i*>(idx + 16 * half),
-                               _mm256_or_si256(low, high));
-        }
-    }
     Chunk chunk(int ib) const {
-        const uint16_t* g = idx + 4 * ib;
-        return {rows8(iq2s_grid[g[0]], iq2s_grid[g[1]], iq2s_grid[g[2]], iq2s_grid[g[3]]),
+        const uint8_t* q = b.qs + 4 * ib;
+        const uint32_t h = b.qh[ib];
+        return {rows8(iq2s_grid[q[0] | (h & 3) << 8], iq2s_grid[q[1] | (h & 0x0c) << 6],
+                      iq2s_grid[q[2] | (h & 0x30) << 4], iq2s_grid[q[3] | (h & 0xc0) << 2]),
                 sign_bytes(le32(b.qs + QK_K / 8 + 4 * ib)), scales.chunk(ib)};
     }
 };
@@ -225,9 +206,16 @@ int32_t hsum_i32(__m256i v) {
 template <class T>
 struct GridStep : SuperBlockStep<typename T::Block> {
     using Block = typename T::Block;
+    // The scalar kernel's s += (d_w d_x) float(isum) a super-block, with each super-block's
+    // integer sums held back one step: its reduction then runs after the next block's work,
+    // when its inputs are long done, instead of delaying the step's end. Same operations in
+    // the same order (the first step adds 0 * 0 to s = 0), so the same bits.
     struct Acc {
         float s = 0.0f;
-        float total() const { return Block::kScale * s; }
+        __m256i pending = _mm256_setzero_si256();
+        float pending_d = 0.0f;
+        float with_pending() const { return s + pending_d * static_cast<float>(hsum_i32(pending)); }
+        float total() const { return Block::kScale * with_pending(); }
     };
     template <int NT>
     static void step(const Block& w, const block_q8_K* const* x, Acc* acc) {
@@ -251,7 +239,11 @@ struct GridStep : SuperBlockStep<typename T::Block> {
             }
         }
         const float d = _cvtsh_ss(w.d);
-        for (int t = 0; t < NT; t++) acc[t].s += d * x[t]->d * static_cast<float>(hsum_i32(sum[t]));
+        for (int t = 0; t < NT; t++) {
+            acc[t].s = acc[t].with_pending();
+            acc[t].pending = sum[t];
+            acc[t].pending_d = d * x[t]->d;
+        }
     }
 };
 
