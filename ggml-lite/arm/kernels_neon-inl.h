@@ -452,3 +452,6 @@ constexpr PackedOverride kIntegerPacked[] = {
 
 }  // namespace
 }  // namespace ggml_lite
+
+// The grid types' steps, on dot_bytes and half_to_float above: their table rows are kGridTypes.
+#include "ggml-lite/arm/kernels_iq_neon-inl.h"

@@ -194,6 +194,7 @@ constexpr PackedOverride kBaselinePacked[] = {
 const Kernels* kernels_neon() {
     static const Kernels table = [] {
         Kernels k = with_overrides(kernels_scalar(), Isa::Neon, kIntegerTypes, kIntegerPacked);
+        k = with_overrides(k, Isa::Neon, kGridTypes, {});
         k = with_overrides(k, Isa::Neon, kBaselineTypes, kBaselinePacked);
         set_float_kernels<Arch, LoadF16>(k);
         return k;

@@ -6,11 +6,12 @@
 
 namespace ggml_lite {
 
-// The neon table with the sdot integer kernels in place of its own. Built on first use, which
-// kernels_for() allows only when the CPU has the extension.
+// The neon table with the sdot integer and grid kernels in place of its own. Built on first use,
+// which kernels_for() allows only when the CPU has the extension.
 const Kernels* kernels_neon_dotprod() {
-    static const Kernels table =
-        with_overrides(*kernels_neon(), Isa::NeonDotprod, kIntegerTypes, kIntegerPacked);
+    static const Kernels table = with_overrides(
+        with_overrides(*kernels_neon(), Isa::NeonDotprod, kIntegerTypes, kIntegerPacked),
+        Isa::NeonDotprod, kGridTypes, {});
     return &table;
 }
 

@@ -1,9 +1,11 @@
 // AVX2 dot products of the grid types (quant.h: IQ2_XXS ... IQ3_S) against Q8_K. Each step
 // decodes 32 values at a time to signed bytes: their grid rows' magnitudes gathered from the
-// tables by index, their sign bits spread to byte masks, and the scales of their two halves.
-// The integer sums are exact, so each super-block's sum equals the scalar kernel's (dot_grid in
-// kernels_scalar.cpp); the float steps after it are the scalar kernel's, one at a time and in
-// its order, so the results are its bits.
+// tables by index (scalar loads: a gather instruction is slower here), their sign bits spread
+// to byte masks, and the scales of their two halves (IQ2_XXS, IQ2_XS, IQ2_S: decoded once a
+// block and stored; IQ2_S's grid indices stored that way were slower to read back than made
+// per chunk). The integer sums are exact, so each super-block's sum equals the scalar kernel's
+// (dot_grid in kernels_scalar.cpp); the float steps after it are the scalar kernel's, one at a
+// time and in its order, so the results are its bits.
 //
 // Compiled with -mavx2 -mfma -mf16c -ffp-contract=off: the float steps must not fuse.
 #include "ggml-lite/x86/kernels_iq_avx2.h"
@@ -43,10 +45,34 @@ __m256i rows8(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
                               static_cast<long long>(c), static_cast<long long>(d));
 }
 
-// Four 7-bit sign fields of a word (bits 7l .. 7l + 6) as byte masks, 8 values each.
+// For byte 8l + j of 32 (j < 7), bit 7l + j of a word broadcast to every 32-bit lane: the byte
+// of the word holding it (a pshufb index within the byte's 128-bit lane) and the bit within
+// that byte. Byte 8l + 7 takes index 0x80, which pshufb makes 0, so its bit test fails.
+struct SevenBits {
+    std::array<uint8_t, 32> byte{}, bit{};
+};
+constexpr SevenBits kSevenBits = [] {
+    SevenBits t;
+    for (int i = 0; i < 32; i++) {
+        const int l = i / 8, j = i % 8, k = 7 * l + j;
+        t.byte[i] = j == 7 ? 0x80 : static_cast<uint8_t>(k / 8);
+        t.bit[i] = j == 7 ? 0x80 : static_cast<uint8_t>(1 << (k % 8));
+    }
+    return t;
+}();
+
+// Four 7-bit sign fields of a word (bits 7l .. 7l + 6) as even_signs, 8 values each, in the
+// top bit of each byte: the seven bits spread to byte masks, the eighth their parity, from
+// each 8 bytes' sum (255 per set bit) shifted to the top of the last byte. Fewer instructions
+// than four lookups in kEvenSignMask and their inserts.
 __m256i even_signs4(uint32_t aux) {
-    return rows8(kEvenSignMask[aux & 127], kEvenSignMask[(aux >> 7) & 127],
-                 kEvenSignMask[(aux >> 14) & 127], kEvenSignMask[(aux >> 21) & 127]);
+    const __m256i byte =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kSevenBits.byte.data()));
+    const __m256i bit = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kSevenBits.bit.data()));
+    const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(aux)), byte);
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+    const __m256i parity = _mm256_slli_epi64(_mm256_sad_epu8(set, _mm256_setzero_si256()), 63);
+    return _mm256_or_si256(set, parity);
 }
 
 // Bit k of s as byte k: 0xff where set, 0 where clear.
@@ -64,54 +90,87 @@ __m256i half_scales(uint32_t s0, uint32_t s1) {
                              _mm_set1_epi16(static_cast<int16_t>(2 * s1 + 1)));
 }
 
-// One 32-value chunk of a super-block: unsigned magnitudes, byte k of `neg` 0xff to negate
-// value k, and the halves' scales.
+// The scales of IQ2_XS's and IQ2_S's 16-value halves, ls = 2s + 1 from the nibbles of their 8
+// scale bytes (low nibble first), made once a block: a chunk then broadcasts two of them.
+struct HalfScales16 {
+    alignas(32) int16_t ls[QK_K / 16];
+    explicit HalfScales16(const uint8_t* scales) {
+        const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales));
+        const __m128i low = _mm_and_si128(b, _mm_set1_epi8(0x0f));
+        const __m128i high = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0f));
+        const __m256i s = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(low, high));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(ls),
+                           _mm256_add_epi16(_mm256_add_epi16(s, s), _mm256_set1_epi16(1)));
+    }
+    __m256i chunk(int ib) const {
+        return _mm256_setr_m128i(_mm_set1_epi16(ls[2 * ib]), _mm_set1_epi16(ls[2 * ib + 1]));
+    }
+};
+
+// One 32-value chunk of a super-block: unsigned magnitudes, the top bit of byte k of `neg` set
+// to negate value k, and the halves' scales.
 struct Chunk {
     __m256i mag;
     __m256i neg;
     __m256i scale;
 };
 
-// Per type: Chunk chunk(const Block&, int ib) for values 32ib .. 32ib + 31 (quant.h layouts).
+// Per type, made from one block (what all its chunks share): Chunk chunk(int ib) for values
+// 32ib .. 32ib + 31 (quant.h layouts).
+// The scale nibble is the top of each chunk's 8 bytes: ls = 2s + 1 for all 8 chunks in four
+// instructions a half, once a block, then one broadcast a chunk.
 struct IQ2XXS {
     using Block = block_iq2_xxs;
-    static Chunk chunk(const Block& b, int ib) {
+    const Block& b;
+    alignas(32) uint64_t ls[QK_K / 32];
+    explicit IQ2XXS(const Block& block) : b(block) {
+        for (int half = 0; half < 2; half++) {
+            const __m256i s = _mm256_srli_epi64(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 16 * half)), 60);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(ls + 4 * half),
+                               _mm256_add_epi64(_mm256_add_epi64(s, s), _mm256_set1_epi64x(1)));
+        }
+    }
+    Chunk chunk(int ib) const {
         const uint32_t idx = le32(b.qs + 4 * ib), aux = le32(b.qs + 4 * ib + 2);
         return {rows8(iq2xxs_grid[idx & 0xff], iq2xxs_grid[(idx >> 8) & 0xff],
                       iq2xxs_grid[(idx >> 16) & 0xff], iq2xxs_grid[idx >> 24]),
-                even_signs4(aux), half_scales(aux >> 28, aux >> 28)};
+                even_signs4(aux), _mm256_set1_epi16(static_cast<int16_t>(ls[ib]))};
     }
 };
 
 struct IQ2XS {
     using Block = block_iq2_xs;
-    static Chunk chunk(const Block& b, int ib) {
+    const Block& b;
+    HalfScales16 scales{b.scales};
+    Chunk chunk(int ib) const {
         uint64_t q;  // the four groups' 16-bit fields, one load
         std::memcpy(&q, b.qs + 4 * ib, sizeof q);
         const auto index = [q](int l) { return (q >> (16 * l)) & 511; };
         const auto signs = [q](int l) { return kEvenSignMask[(q >> (16 * l + 9)) & 127]; };
         return {rows8(iq2xs_grid[index(0)], iq2xs_grid[index(1)], iq2xs_grid[index(2)],
                       iq2xs_grid[index(3)]),
-                rows8(signs(0), signs(1), signs(2), signs(3)),
-                half_scales(b.scales[ib] & 0x0f, b.scales[ib] >> 4)};
+                rows8(signs(0), signs(1), signs(2), signs(3)), scales.chunk(ib)};
     }
 };
 
 struct IQ2S {
     using Block = block_iq2_s;
-    static Chunk chunk(const Block& b, int ib) {
+    const Block& b;
+    HalfScales16 scales{b.scales};
+    Chunk chunk(int ib) const {
         const uint8_t* q = b.qs + 4 * ib;
         const uint32_t h = b.qh[ib];
         return {rows8(iq2s_grid[q[0] | (h & 3) << 8], iq2s_grid[q[1] | (h & 0x0c) << 6],
                       iq2s_grid[q[2] | (h & 0x30) << 4], iq2s_grid[q[3] | (h & 0xc0) << 2]),
-                sign_bytes(le32(b.qs + QK_K / 8 + 4 * ib)),
-                half_scales(b.scales[ib] & 0x0f, b.scales[ib] >> 4)};
+                sign_bytes(le32(b.qs + QK_K / 8 + 4 * ib)), scales.chunk(ib)};
     }
 };
 
 struct IQ3XXS {
     using Block = block_iq3_xxs;
-    static Chunk chunk(const Block& b, int ib) {
+    const Block& b;
+    Chunk chunk(int ib) const {
         const uint8_t* q = b.qs + 8 * ib;
         const uint32_t aux = le32(b.qs + QK_K / 4 + 4 * ib);
         const __m256i mag = _mm256_setr_epi32(
@@ -125,7 +184,8 @@ struct IQ3XXS {
 
 struct IQ3S {
     using Block = block_iq3_s;
-    static Chunk chunk(const Block& b, int ib) {
+    const Block& b;
+    Chunk chunk(int ib) const {
         const uint8_t* q = b.qs + 8 * ib;
         const uint32_t h = b.qh[ib];
         int g[8];
@@ -146,19 +206,30 @@ int32_t hsum_i32(__m256i v) {
 template <class T>
 struct GridStep : SuperBlockStep<typename T::Block> {
     using Block = typename T::Block;
+    // The scalar kernel's s += (d_w d_x) float(isum) a super-block, with each super-block's
+    // integer sums held back one step: its reduction then runs after the next block's work,
+    // when its inputs are long done, instead of delaying the step's end. Same operations in
+    // the same order (the first step adds 0 * 0 to s = 0), so the same bits.
     struct Acc {
         float s = 0.0f;
-        float total() const { return Block::kScale * s; }
+        __m256i pending = _mm256_setzero_si256();
+        float pending_d = 0.0f;
+        float with_pending() const { return s + pending_d * static_cast<float>(hsum_i32(pending)); }
+        float total() const { return Block::kScale * with_pending(); }
     };
     template <int NT>
     static void step(const Block& w, const block_q8_K* const* x, Acc* acc) {
         __m256i sum[NT];
         for (int t = 0; t < NT; t++) sum[t] = _mm256_setzero_si256();
+        const T block{w};
+        const __m256i one = _mm256_set1_epi8(1);
+#pragma GCC unroll 1
         for (int ib = 0; ib < QK_K / 32; ib++) {
-            const Chunk c = T::chunk(w, ib);
-            // Signed levels |q| <= 62 against |x| <= 128 (x as unsigned after abs): the pair sums
-            // stay within int16, and -128 in x is no special case.
-            const __m256i q = _mm256_sub_epi8(_mm256_xor_si256(c.mag, c.neg), c.neg);
+            const Chunk c = block.chunk(ib);
+            // Signed levels |q| <= 62 (magnitudes are never 0, so sign() by neg | 1 negates
+            // where neg's top bit is set and keeps the rest) against |x| <= 128 (x as unsigned
+            // after abs): the pair sums stay within int16, and -128 in x is no special case.
+            const __m256i q = _mm256_sign_epi8(c.mag, _mm256_or_si256(c.neg, one));
             for (int t = 0; t < NT; t++) {
                 const __m256i xq =
                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->qs + 32 * ib));
@@ -168,7 +239,11 @@ struct GridStep : SuperBlockStep<typename T::Block> {
             }
         }
         const float d = _cvtsh_ss(w.d);
-        for (int t = 0; t < NT; t++) acc[t].s += d * x[t]->d * static_cast<float>(hsum_i32(sum[t]));
+        for (int t = 0; t < NT; t++) {
+            acc[t].s = acc[t].with_pending();
+            acc[t].pending = sum[t];
+            acc[t].pending_d = d * x[t]->d;
+        }
     }
 };
 
