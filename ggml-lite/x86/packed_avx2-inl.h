@@ -112,7 +112,9 @@ struct OffsetLevels16 : UnsignedLevels {
 // most 4 where a scale covers 16 values), kOps and product (UnsignedLevels' or its own), a Scales
 // type constructed from (block column, half), unit(w, h, u, op) (unit u's kOps operands), scale(s,
 // u, m0) (the vpmaddwd factor of words m0..m0 + kGroup - 1), init(s, x) (a token's integer sum
-// before the units) and finish(w, h, s, x, acc) (the float steps after the scales').
+// before the units) and finish(w, h, s, x, acc) (the float steps after the scales'). A K with
+// kMagnitudes (signed levels) gets product(op, m, xw, mw) with mw the activation word's
+// magnitudes, which k_tile makes once per super-block for all tokens and both halves.
 template <class K, int NT>
 void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
             int64_t y_stride, int nr) {
@@ -121,11 +123,24 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     };
     // Super-blocks (2-3 KiB each) ahead to prefetch: a lead on top of the hardware prefetchers.
     constexpr int64_t kAhead = 3;
+    constexpr bool kMagnitudes = requires {
+        requires K::kMagnitudes;
+    };
     const int halves = nr > kHalfRows ? 2 : 1;
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         prefetch_lines<sizeof(typename K::Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
+        alignas(32) int8_t mag[kMagnitudes ? NT : 1][kMagnitudes ? QK_K : 1];
+        if constexpr (kMagnitudes) {
+            for (int t = 0; t < NT; t++) {
+                for (int i = 0; i < QK_K; i += 32) {
+                    const __m256i v =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act(t, b).qs + i));
+                    _mm256_store_si256(reinterpret_cast<__m256i*>(mag[t] + i), _mm256_abs_epi8(v));
+                }
+            }
+        }
         for (int h = 0; h < halves; h++) {
             const typename K::Scales s(w[b], h);
             __m256i isum[NT];
@@ -133,15 +148,25 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
             for (int u = 0; u < kUnits; u++) {
                 __m256i op[K::kOps];
                 K::unit(w[b], h, u, op);
-#pragma GCC unroll 16
+                // One token at a time, its sum in memory: unrolled, the tokens' sums and
+                // activation words crowd the unit's operands out of the registers.
+#pragma GCC unroll 1
                 for (int t = 0; t < NT; t++) {
                     const int8_t* xq = act(t, b).qs + 32 * u;
 #pragma GCC unroll 8
                     for (int m0 = 0; m0 < 8; m0 += K::kGroup) {
                         __m256i p = _mm256_setzero_si256();
 #pragma GCC unroll 8
-                        for (int m = m0; m < m0 + K::kGroup; m++)
-                            p = _mm256_add_epi16(p, K::product(op, m, word(xq + 4 * m)));
+                        for (int m = m0; m < m0 + K::kGroup; m++) {
+                            __m256i pm;
+                            if constexpr (kMagnitudes) {
+                                pm = K::product(op, m, word(xq + 4 * m),
+                                                word(mag[t] + 32 * u + 4 * m));
+                            } else {
+                                pm = K::product(op, m, word(xq + 4 * m));
+                            }
+                            p = _mm256_add_epi16(p, pm);
+                        }
                         isum[t] =
                             _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, K::scale(s, u, m0)));
                     }

@@ -62,11 +62,12 @@ __m256i unsigned_dot(const __m256i* op, const int8_t* xq, int32_t init) {
     return sum;
 }
 
-// Signed levels w: op[i] the values, op[i + 8] their magnitudes. Unsigned w + 128 times a
+// Signed levels w (Q8_0): op[i] the values, op[i + 8] their magnitudes. Unsigned w + 128 times a
 // signed byte would overflow vpmaddubsw's int16 pair sums, so the sign moves onto the
 // activations: |w| times sign(w) x, pairs at most 2 * 128 * 127, each widened to int32 alone.
 // That is sum w x directly, which equals the reference's c + sum (w + 128) x: the correction is
-// not used.
+// not used. (Not the other way round, as IQ4_NL: a weight byte may be -128, whose negation
+// wraps; block_q8_0c's values are within +-127.)
 __m256i signed_dot(const __m256i* op, const block_q8_0c& x) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i s = _mm256_setzero_si256();
@@ -131,18 +132,27 @@ void iq4nl_levels(const uint8_t (*qs)[kPackRows][4], int h, __m256i* op) {
     for (int i = 0; i < 8; i++) op[i] = _mm256_shuffle_epi8(table, op[i]);
 }
 
-// IQ4_NL: the nibbles looked up in the table of signed levels.
+// IQ4_NL: the nibbles looked up in the table of signed levels, which take the activations'
+// signs: vpmaddubsw's unsigned operand is the activations' magnitudes (packed_tile makes them
+// once per block for all tokens and both halves), so the 8 level operands stay in registers.
+// The levels' magnitudes are at most 127, so the pair sums are at most 2 * 128 * 127 (for any
+// activation byte), each widened to int32 alone; the correction is not used.
 struct PackedIQ4NL {
     using Block = block_iq4_nlx16;
     using Act = block_q8_0c;
-    static constexpr int kOps = 16;  // the signed levels, then their magnitudes
-    static void load(const Block& w, int h, __m256i* op) {
-        iq4nl_levels(w.qs, h, op);
+    static constexpr int kOps = 8;
+    static constexpr bool kMagnitudes = true;
+    static void load(const Block& w, int h, __m256i* op) { iq4nl_levels(w.qs, h, op); }
+    static __m256i dot(const __m256i* op, const block_q8_0c& x, const int8_t* mag) {
+        const __m256i ones = _mm256_set1_epi16(1);
+        __m256i s = _mm256_setzero_si256();
 #pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) op[i + 8] = _mm256_abs_epi8(op[i]);
-    }
-    static __m256i dot(const __m256i* op, const block_q8_0c& x) {
-        return signed_dot(op, x);
+        for (int i = 0; i < 8; i++) {
+            const __m256i p = _mm256_maddubs_epi16(word(mag + 4 * i),
+                                                   _mm256_sign_epi8(op[i], word(x.qs + 4 * i)));
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+        }
+        return s;
     }
 };
 
@@ -170,21 +180,37 @@ template <class P, int NT>
 void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
                  float* y, int64_t y_stride, int nr) {
     using Block = typename P::Block;
+    using Act = typename P::Act;
+    constexpr bool kMin = std::is_same_v<Act, block_q8_1c>;
+    constexpr bool kMagnitudes = requires {
+        requires P::kMagnitudes;
+    };
     // Blocks ahead to prefetch: the group is one contiguous stream, but a lead keeps enough
     // lines in flight when one thread streams alone.
     constexpr int64_t kAhead = 8;
     const int halves = nr > kHalfRows ? 2 : 1;  // a group of at most 8 rows skips rows 8-15
+    // The accumulators live in memory: a token's pass loads and stores its one vector, and the
+    // registers go to the half's weight operands, which serve every token.
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         prefetch_lines<sizeof(Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
+        const uint8_t* xb = x + b * sizeof(Act);
+        const auto xt = [&](int t) -> const Act& {
+            return *reinterpret_cast<const Act*>(xb + t * x_stride);
+        };
+        alignas(32) int8_t mag[kMagnitudes ? NT : 1][32];
+        if constexpr (kMagnitudes) {
+            for (int t = 0; t < NT; t++) {
+                const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xt(t).qs));
+                _mm256_store_si256(reinterpret_cast<__m256i*>(mag[t]), _mm256_abs_epi8(v));
+            }
+        }
         for (int h = 0; h < halves; h++) {
             __m256i op[P::kOps];
             P::load(w[b], h, op);
             const __m256 wd = _mm256_cvtph_ps(
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].d + kHalfRows * h)));
-            using Act = typename P::Act;
-            constexpr bool kMin = std::is_same_v<Act, block_q8_1c>;
             const __m256 wm = [&] {  // the half's minimums (Q4_1, Q5_1)
                 if constexpr (kMin) {
                     return _mm256_cvtph_ps(
@@ -193,14 +219,21 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
                     return _mm256_setzero_ps();
                 }
             }();
-#pragma GCC unroll 16
+            // One token at a time: unrolled, the compiler hoists every token's activation
+            // words out of the halves and spills them.
+#pragma GCC unroll 1
             for (int t = 0; t < NT; t++) {
-                const Act& xb = reinterpret_cast<const Act*>(x + t * x_stride)[b];
-                const __m256 sum = _mm256_cvtepi32_ps(P::dot(op, xb));
-                acc[t][h] =
-                    _mm256_fmadd_ps(sum, _mm256_mul_ps(wd, _mm256_set1_ps(xb.d)), acc[t][h]);
-                if constexpr (kMin)
-                    acc[t][h] = _mm256_fmadd_ps(wm, _mm256_set1_ps(xb.s), acc[t][h]);
+                const Act& xa = xt(t);
+                __m256i isum;
+                if constexpr (kMagnitudes) {
+                    isum = P::dot(op, xa, mag[t]);
+                } else {
+                    isum = P::dot(op, xa);
+                }
+                __m256 a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum),
+                                           _mm256_mul_ps(wd, _mm256_set1_ps(xa.d)), acc[t][h]);
+                if constexpr (kMin) a = _mm256_fmadd_ps(wm, _mm256_set1_ps(xa.s), a);
+                acc[t][h] = a;
             }
         }
     }
@@ -331,8 +364,9 @@ struct Q6K : OffsetLevels16<5> {
 };
 
 // IQ4_XS: unit u is sub-block u, IQ4_NL's nibbles of words 4u..4u+3 looked up as signed
-// levels (iq4nl_levels). Both factors are signed, so the activations' magnitudes are
-// vpmaddubsw's unsigned operand and the levels take their signs: exact for every Q8_K byte,
+// levels (iq4nl_levels). Both factors are signed, so the activations' magnitudes (made once per
+// super-block: kMagnitudes) are vpmaddubsw's unsigned operand and the levels take their signs,
+// one step per word and token: exact for every Q8_K byte,
 // -128 too (whose magnitude only the unsigned operand holds). Pair sums reach 2 * 128 * 127,
 // which no second one may join in int16: each meets the rows' signed scale alone.
 struct IQ4XS {
@@ -358,8 +392,9 @@ struct IQ4XS {
     static void unit(const Block& w, int h, int u, __m256i* op) {
         iq4nl_levels(w.qs + 4 * u, h, op);
     }
-    static __m256i product(const __m256i* op, int m, __m256i xw) {
-        return _mm256_maddubs_epi16(_mm256_abs_epi8(xw), _mm256_sign_epi8(op[m], xw));
+    static constexpr bool kMagnitudes = true;
+    static __m256i product(const __m256i* op, int m, __m256i xw, __m256i mw) {
+        return _mm256_maddubs_epi16(mw, _mm256_sign_epi8(op[m], xw));
     }
     static __m256i scale(const Scales& s, int u, int) { return s.sc[u]; }
     static __m256i init(const Scales&, const block_q8_K&) { return _mm256_setzero_si256(); }
