@@ -170,14 +170,20 @@ template <class P, int NT>
 void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
                  float* y, int64_t y_stride, int nr) {
     using Block = typename P::Block;
-    // Blocks ahead to prefetch: the group is one contiguous stream, but a lead keeps enough
-    // lines in flight when one thread streams alone.
+    // Blocks ahead to prefetch into L1 (and kFarAhead bytes into L2): the group is one
+    // contiguous stream, but a lead keeps enough lines in flight when one thread streams alone.
     constexpr int64_t kAhead = 8;
+    constexpr int64_t kLineBlocks = line_blocks(sizeof(Block));
+    static_assert(kAhead % kLineBlocks == 0);
     const int halves = nr > kHalfRows ? 2 : 1;  // a group of at most 8 rows skips rows 8-15
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_lines<sizeof(Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
+        const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
+        if (b % kLineBlocks == 0) {
+            prefetch_span<kLineBlocks * sizeof(Block)>(wb + kAhead * sizeof(Block));
+            prefetch_span<kLineBlocks * sizeof(Block), _MM_HINT_T1>(wb + kFarAhead);
+        }
         for (int h = 0; h < halves; h++) {
             __m256i op[P::kOps];
             P::load(w[b], h, op);
