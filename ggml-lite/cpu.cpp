@@ -91,8 +91,10 @@ const Features& features() {
 }
 
 // Best first.
-constexpr Isa kPreference[] = {Isa::Avx512, Isa::NeonDotprod, Isa::Avx2, Isa::Neon, Isa::Scalar};
-constexpr Isa kAllIsas[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDotprod};
+constexpr Isa kPreference[] = {Isa::Avx512Bf16, Isa::Avx512, Isa::NeonDotprod,
+                               Isa::Avx2,       Isa::Neon,   Isa::Scalar};
+constexpr Isa kAllIsas[] = {Isa::Scalar, Isa::Avx2,        Isa::Avx512,
+                            Isa::Neon,   Isa::NeonDotprod, Isa::Avx512Bf16};
 
 using Flag = bool Features::*;
 
@@ -123,6 +125,10 @@ constexpr Flag kAvx2Needs[] = {&Features::avx2, &Features::fma, &Features::f16c}
 constexpr Flag kAvx512Needs[] = {&Features::avx2,     &Features::fma,       &Features::f16c,
                                  &Features::avx512f,  &Features::avx512bw,  &Features::avx512vl,
                                  &Features::avx512dq, &Features::avx512vnni};
+constexpr Flag kAvx512Bf16Needs[] = {
+    &Features::avx2,     &Features::fma,        &Features::f16c,
+    &Features::avx512f,  &Features::avx512bw,   &Features::avx512vl,
+    &Features::avx512dq, &Features::avx512vnni, &Features::avx512bf16};
 constexpr Flag kNeonNeeds[] = {&Features::asimd};
 constexpr Flag kNeonDotprodNeeds[] = {&Features::asimd, &Features::asimddp};
 
@@ -134,6 +140,8 @@ std::span<const Flag> needs(Isa isa) {
             return kAvx2Needs;
         case Isa::Avx512:
             return kAvx512Needs;
+        case Isa::Avx512Bf16:
+            return kAvx512Bf16Needs;
         case Isa::Neon:
             return kNeonNeeds;
         case Isa::NeonDotprod:
@@ -156,6 +164,8 @@ const char* isa_name(Isa isa) {
             return "avx2";
         case Isa::Avx512:
             return "avx512";
+        case Isa::Avx512Bf16:
+            return "avx512_bf16";
         case Isa::Neon:
             return "neon";
         case Isa::NeonDotprod:
@@ -177,6 +187,7 @@ bool isa_built(Isa isa) {
             return true;
         case Isa::Avx2:
         case Isa::Avx512:
+        case Isa::Avx512Bf16:
 #if defined(LILA_X86)
             return true;
 #else
@@ -218,7 +229,7 @@ Isa select_isa(const char* lila_isa) {
     const std::optional<Isa> forced = isa_from_name(lila_isa);
     if (!forced) {
         throw std::runtime_error(std::string("LILA_ISA=") + lila_isa +
-                                 ": unknown (scalar|avx2|avx512|neon|neon_dotprod)");
+                                 ": unknown (scalar|avx2|avx512|avx512_bf16|neon|neon_dotprod)");
     }
     if (!isa_supported(*forced)) {
         throw std::runtime_error(std::string("LILA_ISA=") + lila_isa +

@@ -8,7 +8,8 @@
 
 namespace ggml_lite {
 
-enum class Isa { Scalar, Avx2, Avx512, Neon, NeonDotprod };
+// Avx512Bf16: the AVX-512 table plus BF16 weights' dot products with vdpbf16ps (kernels.h).
+enum class Isa { Scalar, Avx2, Avx512, Neon, NeonDotprod, Avx512Bf16 };
 
 // Every Isa, in the enum's order (scalar first).
 std::span<const Isa> all_isas();
@@ -28,7 +29,7 @@ bool isa_supported(Isa isa);
 std::string isa_unsupported_reason(Isa isa);
 
 // The best supported path, or the one forced by the environment variable LILA_ISA
-// (scalar|avx2|avx512|neon|neon_dotprod). An unsupported or unknown LILA_ISA is a fatal
+// (scalar|avx2|avx512|avx512_bf16|neon|neon_dotprod). An unsupported or unknown LILA_ISA is a fatal
 // error with a message, not a silent fallback: a benchmark must measure what it says.
 Isa active_isa();
 

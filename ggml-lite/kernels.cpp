@@ -81,6 +81,9 @@ const Kernels* kernels_avx2() {
 const Kernels* kernels_avx512() {
     return nullptr;
 }
+const Kernels* kernels_avx512_bf16() {
+    return nullptr;
+}
 #endif
 #if !defined(LILA_ARM)
 const Kernels* kernels_neon() {
@@ -101,6 +104,8 @@ const Kernels* kernels_for(Isa isa) {
             return kernels_avx2();
         case Isa::Avx512:
             return kernels_avx512();
+        case Isa::Avx512Bf16:
+            return kernels_avx512_bf16();
         case Isa::Neon:
             return kernels_neon();
         case Isa::NeonDotprod:

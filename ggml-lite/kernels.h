@@ -145,6 +145,7 @@ const Kernels& kernels_scalar();
 // first use with its ISA's instructions: call them through kernels_for(), which checks the CPU.
 const Kernels* kernels_avx2();
 const Kernels* kernels_avx512();
+const Kernels* kernels_avx512_bf16();
 const Kernels* kernels_neon();
 const Kernels* kernels_neon_dotprod();
 

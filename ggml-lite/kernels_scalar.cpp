@@ -594,6 +594,42 @@ uint64_t read_sum(const void* p, int64_t n) {
 
 }  // namespace
 
+// The BF16 dot path's activations: what vcvtne2ps2bf16 writes, round to nearest even with
+// subnormal inputs as zeros of their sign (the instruction treats them so; vdpbf16ps would too).
+void bf16_activations_ref(const float* x, void* y, int64_t n) {
+    auto* out = static_cast<bf16_t*>(y);
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t u = float_bits(x[i]);
+        out[i] = (u & 0x7f800000) == 0 ? static_cast<bf16_t>(u >> 16 & 0x8000) : fp32_to_bf16(x[i]);
+    }
+    if (n % 2) out[n] = 0;
+}
+
+// Column pair p of a row into partial p % 2, each pair as vdpbf16ps's pseudo-code has it: the
+// odd column's product added first, then the even one's (both exact in float).
+void packed_gemm_bf16_dot_ref(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                              int64_t y_stride, int nr, int nt) {
+    const auto* wc = static_cast<const bf16_t*>(w);
+    const auto wv = [&](int64_t c, int r) {
+        return c < n ? bf16_to_fp32(wc[c * kPackRows + r]) : 0.0f;
+    };
+    for (int t = 0; t < nt; t++) {
+        const auto* xt =
+            reinterpret_cast<const bf16_t*>(static_cast<const uint8_t*>(x) + t * x_stride);
+        for (int r = 0; r < nr; r++) {
+            float p[2] = {};
+            for (int64_t c = 0; c < n; c += 2) {
+                float& s = p[c / 2 % 2];
+                s = std::fma(wv(c + 1, r), bf16_to_fp32(xt[c + 1]), s);
+                s = std::fma(wv(c, r), bf16_to_fp32(xt[c]), s);
+            }
+            y[t * y_stride + r] = p[0] + p[1];
+        }
+    }
+}
+
+namespace {}  // namespace
+
 const Kernels& kernels_scalar() {
     static const Kernels table = [] {
         // The activation types convert with the type table's reference codecs.

@@ -186,9 +186,14 @@ std::string kernel_path(const Kernels& k, Type t) {
         return "scalar reference (no " + isa + " kernel for " + type_name(t) + ")";
     }
     if (packed) {
-        const char* op = traits(t).quantized ? "vpdpbusd" : "vfmadd";
+        // Float weights whose kernel converts the activations: the BF16 dot path (packed.h).
+        const bool bf16_dot = !traits(t).quantized && k.packed_of(t).quantize;
+        const char* op = traits(t).quantized ? "vpdpbusd"
+                         : bf16_dot          ? "vdpbf16ps on activations rounded to BF16"
+                                             : "vfmadd";
+        const bool avx512 = k.isa == Isa::Avx512 || k.isa == Isa::Avx512Bf16;
         return isa + ", weights packed at load in 16-row groups" +
-               (k.isa == Isa::Avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "");
+               (avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "");
     }
     if (!k.of(t).vec_dot) return "none";
     return isa + ", activations as " + type_name(traits(t).vec_dot_type);

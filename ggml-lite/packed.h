@@ -157,6 +157,20 @@ struct block_q8_1c {
 };
 static_assert(sizeof(block_q8_1c) == 40);
 
+// The BF16 dot path (the avx512_bf16 table's BF16 kernels, vdpbf16ps): the activations are
+// rounded to bfloat16, each 32-bit word a pair of consecutive columns, in the float row
+// packed_activation_size gives (half of it used). Their scalar twins:
+// - bf16_activations_ref: x rounded to nearest even, subnormals to zero as vcvtne2ps2bf16 does;
+//   for odd n one zero bf16 after the last, so the last pair is whole.
+void bf16_activations_ref(const float* x, void* y, int64_t n);
+// - packed_gemm_bf16_dot_ref: PackedKernels::gemm on those activations: column pair p
+//   (columns 2p, 2p + 1; a missing last column is 0) into partial sum p % 2, the odd column's
+//   product added first, then p0 + p1. vdpbf16ps rounds inside a pair as it likes, so a SIMD
+//   kernel agrees within the accumulation error bound of two float summation orders of the same
+//   exact products (tests/ggml-lite/test_packed_bf16.cpp), and with itself for every tiling.
+void packed_gemm_bf16_dot_ref(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                              int64_t y_stride, int nr, int nt);
+
 // True for the types that have a packed layout (a row of packed.cpp's layouts): F32, F16, BF16,
 // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K. The functions
 // below throw std::invalid_argument for the others.

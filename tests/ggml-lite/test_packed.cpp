@@ -38,11 +38,15 @@ std::vector<Type> packed_types() {
     return out;
 }
 
-// Every table with a packed path for `type`, the scalar reference first.
+// Every table with a packed path for `type` that reads the scalar one's activation format, the
+// scalar reference first: those owe it their bits. The BF16 dot path (float weights, activations
+// converted) is held to its own scalar twin in test_packed_bf16.cpp.
 std::vector<const Kernels*> packed_tables(Type type) {
+    const bool converts = ref().packed_of(type).quantize != nullptr;
     std::vector<const Kernels*> out;
     for (const Kernels* k : test::all_tables()) {
-        if (k->packed_of(type).gemm) out.push_back(k);
+        const PackedKernels& p = k->packed_of(type);
+        if (p.gemm && (p.quantize != nullptr) == converts) out.push_back(k);
     }
     return out;
 }
@@ -81,7 +85,7 @@ TEST(Packed, TablesPresent) {
     for (Type t : packed_types()) {
         EXPECT_NE(ref().packed_of(t).gemm, nullptr);
 #if defined(__x86_64__)
-        for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+        for (Isa isa : {Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16}) {
             if (isa_supported(isa)) {
                 EXPECT_NE(kernels_for(isa)->packed_of(t).gemm, nullptr);
             }

@@ -1,0 +1,204 @@
+// The BF16 dot path (packed.h): the tables whose BF16 packed kernels round the activations to
+// bfloat16 (the avx512_bf16 table) against the scalar twins. The conversion gives their bits; the
+// gemm, whose vdpbf16ps rounds inside a pair in its own order, agrees within the bound of two
+// float summation orders of the same exact products, and with itself for every tiling.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "ggml-lite/fp16.h"
+#include "ggml-lite/packed.h"
+#include "helpers.h"
+
+namespace ggml_lite {
+namespace {
+
+// The tables whose BF16 packed kernels convert the activations: the BF16 dot path. The others
+// read floats and owe the scalar packed kernel its bits (test_packed.cpp).
+std::vector<const Kernels*> dot_tables() {
+    std::vector<const Kernels*> out;
+    for (const Kernels* k : test::simd_tables()) {
+        if (k->packed_of(Type::BF16).quantize) out.push_back(k);
+    }
+    return out;
+}
+
+// On a CPU with AVX512_BF16 the avx512_bf16 table exists and is the BF16 dot path.
+TEST(PackedBf16, TableIsTheDotPath) {
+    const Kernels* k = kernels_for(Isa::Avx512Bf16);
+    if (!k) GTEST_SKIP() << "avx512_bf16: " << isa_unsupported_reason(Isa::Avx512Bf16);
+    EXPECT_NE(k->packed_of(Type::BF16).quantize, nullptr);
+    EXPECT_NE(k->packed_of(Type::BF16).gemm, kernels_for(Isa::Avx512)->packed_of(Type::BF16).gemm);
+    // Every other type is the AVX-512 table's.
+    for (Type t : all_types()) {
+        if (t == Type::BF16) continue;
+        EXPECT_EQ(std::memcmp(&k->of(t), &kernels_for(Isa::Avx512)->of(t), sizeof(TypeKernels)), 0);
+        EXPECT_EQ(std::memcmp(&k->packed_of(t), &kernels_for(Isa::Avx512)->packed_of(t),
+                              sizeof(PackedKernels)),
+                  0)
+            << type_name(t);
+    }
+}
+
+float from_bits(uint32_t u) {
+    return bits_float(u);
+}
+
+// The scalar twin is ggml's round to nearest even (fp32_to_bf16) except on subnormals, which
+// become zeros of their sign; an odd row gets one zero after its last value.
+TEST(PackedBf16, ReferenceActivations) {
+    const float x[] = {1.0f,
+                       from_bits(0x3f808000),   // a tie, even below: stays 0x3f80
+                       from_bits(0x3f818000),   // a tie, odd below: up to 0x3f82
+                       from_bits(0x3f808001),   // just above a tie: up
+                       from_bits(0x00400000),   // subnormal: +0
+                       from_bits(0x80000001),   // subnormal: -0
+                       from_bits(0x00800000)};  // smallest normal: kept
+    std::vector<bf16_t> y(8, 0xffff);
+    bf16_activations_ref(x, y.data(), 7);
+    const std::vector<bf16_t> want = {0x3f80, 0x3f80, 0x3f82, 0x3f81, 0x0000, 0x8000, 0x0080, 0};
+    EXPECT_EQ(y, want);
+    const auto r = test::random_floats(1000, 3, -100.0f, 100.0f);
+    std::vector<bf16_t> z(1000);
+    bf16_activations_ref(r.data(), z.data(), 1000);
+    for (int i = 0; i < 1000; i++) EXPECT_EQ(z[i], fp32_to_bf16(r[i])) << i;
+}
+
+// Every length (the masked tail, odd rows' padding) and the special values: the scalar twin's
+// bits, and nothing written past the padded row.
+TEST(PackedBf16, ActivationsMatchScalarBitForBit) {
+    const auto tables = dot_tables();
+    if (tables.empty()) GTEST_SKIP() << "no BF16 dot path on this CPU";
+    auto x = test::random_floats(2048, 7, -4.0f, 4.0f);
+    const uint32_t specials[] = {0x7f800000, 0xff800000, 0x7fc00000, 0xffa00001, 0x7f7fffff,
+                                 0x00000001, 0x807fffff, 0x80000000, 0x3f808000, 0x3f818000,
+                                 0x00800000, 0x0080ffff, 0x477fff80};
+    for (size_t i = 0; i < std::size(specials); i++) x[3 * i + 1] = from_bits(specials[i]);
+    for (const Kernels* k : tables) {
+        for (int64_t n = 1; n <= 2048; n = n < 80 ? n + 1 : n * 2 + 3) {
+            const int64_t m = std::min<int64_t>(n, 2048);
+            const size_t words = m + m % 2;
+            std::vector<bf16_t> want(words + 40, 0x5555), got(words + 40, 0x5555);
+            bf16_activations_ref(x.data(), want.data(), m);
+            k->packed_of(Type::BF16).quantize(x.data(), got.data(), m);
+            ASSERT_EQ(got, want) << isa_name(k->isa) << " n=" << m;
+        }
+    }
+}
+
+// The float rounding error bound of a sum of products that are exact in float (bf16 * bf16):
+// each sum, added in any order through at most d additions, is within gamma_d * sum |w_i x_i| of
+// the exact one, gamma_d = d u / (1 - d u), u = 2^-24 (Higham, Accuracy and Stability, 4.2). A
+// product passes at most n / 2 + 1 additions in the reference (its partial's chain of n / 4 + 1
+// pairs, two additions each, then p0 + p1) and no more in a kernel of the same partials, however
+// vdpbf16ps orders a pair, so two results differ by at most 2 gamma_d sum |w_i x_i|.
+double bound(int64_t n, double abs_sum) {
+    const double u = std::ldexp(1.0, -24), d = static_cast<double>(n / 2 + 4);
+    return 2 * d * u / (1 - d * u) * abs_sum;
+}
+
+struct Case {
+    int64_t cols;
+    std::vector<uint8_t> packed;  // one group of 16 BF16 rows
+    std::vector<float> wf;        // the weights as floats, row-major
+    std::vector<bf16_t> act;      // kPackTokens activation rows, x_stride bytes apart
+    size_t x_stride;
+    std::vector<float> want;  // the scalar twin, [t * kPackRows + r]
+};
+
+Case make_case(int64_t cols, uint32_t seed) {
+    Case c{cols, {}, std::vector<float>(kPackRows * cols), {}, 0, {}};
+    const auto w = test::random_matrix(Type::BF16, kPackRows, cols, seed);
+    c.packed.resize(packed_group_size(Type::BF16, cols));
+    pack_groups(Type::BF16, w.data(), kPackRows, cols, c.packed.data(), 0, 1);
+    for (int64_t i = 0; i < kPackRows * cols; i++)
+        c.wf[i] = bf16_to_fp32(reinterpret_cast<const bf16_t*>(w.data())[i]);
+    const auto x = test::random_floats(kPackTokens * cols, seed + 1, -3.0f, 3.0f);
+    c.x_stride = packed_activation_size(Type::BF16, cols);
+    c.act.assign(kPackTokens * c.x_stride / sizeof(bf16_t), 0);
+    auto* a = reinterpret_cast<uint8_t*>(c.act.data());
+    for (int t = 0; t < kPackTokens; t++)
+        bf16_activations_ref(x.data() + t * cols, a + t * c.x_stride, cols);
+    c.want.resize(kPackTokens * kPackRows);
+    packed_gemm_bf16_dot_ref(cols, c.packed.data(), c.act.data(), c.x_stride, c.want.data(),
+                             kPackRows, kPackRows, kPackTokens);
+    return c;
+}
+
+// sum |w x| of row r, token t, and the exact dot product, in double.
+std::pair<double, double> exact(const Case& c, int r, int t) {
+    const auto* xt = reinterpret_cast<const bf16_t*>(
+        reinterpret_cast<const uint8_t*>(c.act.data()) + t * c.x_stride);
+    double abs_sum = 0, dot = 0;
+    for (int64_t i = 0; i < c.cols; i++) {
+        const double p = double(c.wf[r * c.cols + i]) * bf16_to_fp32(xt[i]);
+        abs_sum += std::fabs(p);
+        dot += p;
+    }
+    return {abs_sum, dot};
+}
+
+constexpr int64_t kCols[] = {2, 7, 32, 37, 96, 172, 2048, 5632};
+
+// The scalar twin is a float sum of the exact products: within half the bound of the exact dot.
+TEST(PackedBf16, ReferenceIsTheDotOfRoundedValues) {
+    for (int64_t cols : kCols) {
+        const Case c = make_case(cols, 11);
+        for (int t = 0; t < kPackTokens; t++) {
+            for (int r = 0; r < kPackRows; r++) {
+                const auto [abs_sum, dot] = exact(c, r, t);
+                EXPECT_LE(std::fabs(c.want[t * kPackRows + r] - dot), bound(cols, abs_sum) / 2)
+                    << "cols=" << cols;
+            }
+        }
+    }
+}
+
+// Every table's gemm: within the bound of the scalar twin, the same bits for every tile shape
+// (so decode and prefill agree), nothing written outside its tile.
+TEST(PackedBf16, GemmMatchesScalarWithinBound) {
+    const auto tables = dot_tables();
+    if (tables.empty()) GTEST_SKIP() << "no BF16 dot path on this CPU";
+    for (int64_t cols : kCols) {
+        const Case c = make_case(cols, 21);
+        for (const Kernels* k : tables) {
+            const auto gemm = k->packed_of(Type::BF16).gemm;
+            std::vector<float> full(kPackTokens * kPackRows);
+            gemm(cols, c.packed.data(), c.act.data(), c.x_stride, full.data(), kPackRows, kPackRows,
+                 kPackTokens);
+            for (int t = 0; t < kPackTokens; t++) {
+                for (int r = 0; r < kPackRows; r++) {
+                    const float g = full[t * kPackRows + r], w = c.want[t * kPackRows + r];
+                    ASSERT_LE(std::fabs(double(g) - w), bound(cols, exact(c, r, t).first))
+                        << isa_name(k->isa) << " cols=" << cols << " row " << r << " token " << t
+                        << ": " << g << " vs " << w;
+                }
+            }
+            for (int nr : {1, 5, 16}) {
+                for (int nt = 1; nt <= kPackTokens; nt++) {
+                    std::vector<float> got(kPackTokens * kPackRows, -1.0f);
+                    gemm(cols, c.packed.data(), c.act.data(), c.x_stride, got.data(), kPackRows, nr,
+                         nt);
+                    for (int t = 0; t < kPackTokens; t++) {
+                        for (int r = 0; r < kPackRows; r++) {
+                            const float g = got[t * kPackRows + r];
+                            if (t >= nt || r >= nr) {
+                                ASSERT_EQ(g, -1.0f) << "wrote outside the tile";
+                            } else {
+                                ASSERT_EQ(g, full[t * kPackRows + r])
+                                    << isa_name(k->isa) << " cols=" << cols << " tile " << nr << 'x'
+                                    << nt;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ggml_lite
