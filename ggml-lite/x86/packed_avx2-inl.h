@@ -121,8 +121,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     const auto act = [&](int t, int64_t b) -> const block_q8_K& {
         return reinterpret_cast<const block_q8_K*>(x + t * x_stride)[b];
     };
-    // Super-blocks (2-3 KiB each) ahead to prefetch into L1, and the column kFarAhead bytes ahead
-    // into L2: a lead on top of the hardware prefetchers.
+    // Super-blocks (2-3 KiB each) ahead to prefetch: a lead on top of the hardware prefetchers.
     constexpr int64_t kAhead = 3;
     constexpr bool kMagnitudes = requires {
         requires K::kMagnitudes;
@@ -131,9 +130,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
-        prefetch_lines<sizeof(typename K::Block)>(wb + kAhead * sizeof(typename K::Block));
-        prefetch_lines<sizeof(typename K::Block), 2>(wb + kFarAhead);
+        prefetch_lines<sizeof(typename K::Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
         alignas(32) int8_t mag[kMagnitudes ? NT : 1][kMagnitudes ? QK_K : 1];
         if constexpr (kMagnitudes) {
             for (int t = 0; t < NT; t++) {

@@ -105,9 +105,6 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
     // contiguous stream, but the lead keeps enough lines in flight when one thread streams
     // alone.
     constexpr int64_t kAhead = 8;
-    using Block = typename P::Block;
-    constexpr int64_t kLineBlocks = line_blocks(sizeof(Block));
-    static_assert(kAhead % kLineBlocks == 0);
     // Tokens whose vpdpbusd chains are interleaved: a chain is 8 dependent instructions of
     // latency 5, so four side by side keep both vector ports busy.
     constexpr int kChains = 4;
@@ -115,10 +112,8 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
-        if (b % kLineBlocks == 0) {
-            prefetch_span<kLineBlocks * sizeof(Block)>(wb + kAhead * sizeof(Block));
-            prefetch_span<kLineBlocks * sizeof(Block), _MM_HINT_T1>(wb + kFarAhead);
-        }
+        prefetch_lines<sizeof(typename P::Block)>(wb + kAhead * sizeof(typename P::Block));
+        prefetch_lines<sizeof(typename P::Block), 2>(wb + kFarAhead);
         __m512i op[8];
         P::load(w[b], op);
         const __m512 wd =

@@ -98,30 +98,15 @@ struct Q3K : OffsetLevels16<2> {
 struct Q2K : UnsignedLevels {
     using Block = block_q2_Kx16;
     static constexpr int kGroup = 4;
-    // Scale bytes 2p and 2p + 1 of the half's rows, both in each 128-bit lane (bytes 0-7 and
-    // 8-15), so that one in-lane byte shuffle each places a row's scale, min or pair of mins as
-    // int16 in that row's int32 lane: 7 instructions per two sub-blocks where widening took 11,
-    // which matters to decode, whose one token meets each column's scales once.
     struct Scales {
         __m256i sc[16];
         __m256i min_pairs[8];
         Scales(const Block& w, int h) {
-            // Dwords 2h, 2h + 1 (byte 2p, rows 8h..8h+7) and 4 + 2h, 5 + 2h (byte 2p + 1).
-            const __m256i halves = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 4, 5, 0, 1, 4, 5),
-                                                    _mm256_set1_epi32(2 * h));
-            const __m256i low4 = _mm256_set1_epi16(0x0f);
-            // Row r's byte at r (scale 2p) or 8 + r (2p + 1) into int16 lanes; -1 zeroes.
-            const __m256i first =
-                _mm256_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1, 4, -1, 4,
-                                 -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1);
-            const __m256i second = _mm256_add_epi8(first, _mm256_set1_epi16(8));
-            const __m256i both = _mm256_blend_epi16(first, second, 0xaa);
+            const __m128i low4 = _mm_set1_epi8(0x0f);
             for (int p = 0; p < 8; p++) {
-                const __m256i v = _mm256_permutevar8x32_epi32(
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.scales[2 * p])), halves);
-                sc[2 * p] = _mm256_and_si256(_mm256_shuffle_epi8(v, first), low4);
-                sc[2 * p + 1] = _mm256_and_si256(_mm256_shuffle_epi8(v, second), low4);
-                min_pairs[p] = _mm256_srli_epi16(_mm256_shuffle_epi8(v, both), 4);
+                const __m128i v = two_rows(w.scales, 2 * p, 2 * p + 1, h);
+                twice_pair<false>(_mm_and_si128(v, low4), sc + 2 * p);
+                min_pairs[p] = row_pairs<false>(_mm_and_si128(_mm_srli_epi16(v, 4), low4));
             }
         }
     };

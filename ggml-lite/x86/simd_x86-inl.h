@@ -192,31 +192,11 @@ inline __m512i iq4nl_table_u8() {
 }
 #endif
 
-// How far ahead the packed kernels also prefetch their weights into L2. A core has only 16 L1
-// fill buffers, too few to keep the memory busy at its latency; prefetches into L2 hold none, so
-// these keep more lines in flight (AVX-512 Q4_0 decode at 1 thread: 78% of the probe without,
+// How far ahead the AVX-512 packed kernels also prefetch their weights into L2. A core has only
+// 16 L1 fill buffers, too few to keep the memory busy at its latency; prefetches into L2 hold
+// none, so these keep more lines in flight (Q4_0 decode at 1 thread: 78% of the probe without,
 // 89-100% with; docs/PERF.md).
 constexpr size_t kFarAhead = 16384;
-
-// Blocks of `bytes` each in one contiguous stream: how many make a whole number of cache lines
-// (Q4_0's 288-byte and Q5_0's 352-byte block columns: 2).
-constexpr int64_t line_blocks(size_t bytes) {
-    int64_t n = 1;
-    while (n * bytes % 64 != 0) n++;
-    return n;
-}
-
-// One prefetch per 64 bytes of [p, p + Bytes), Bytes a multiple of 64: called for consecutive
-// spans of a stream, it puts exactly one prefetch on each line, where prefetch_lines once per
-// block would repeat the lines that blocks share (a Q5_0 block column's 5.5 lines took 7 at each
-// level, prefetch instructions that compete with the kernel's loads).
-template <size_t Bytes, int Hint = _MM_HINT_T0>
-void prefetch_span(const uint8_t* p) {
-    static_assert(Bytes % 64 == 0);
-#pragma GCC unroll 32
-    for (size_t off = 0; off < Bytes; off += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(p + off), static_cast<_mm_hint>(Hint));
-}
 
 }  // namespace
 }  // namespace ggml_lite
