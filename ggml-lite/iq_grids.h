@@ -5,7 +5,9 @@
 // lowest byte; the block's sign bits then negate some of them.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 
 namespace ggml_lite {
 
@@ -21,6 +23,26 @@ constexpr uint8_t even_signs(uint32_t seven) {
     uint32_t parity = 0;
     for (int b = 0; b < 7; b++) parity ^= (seven >> b) & 1;
     return static_cast<uint8_t>((seven & 0x7f) | (parity << 7));
+}
+
+// even_signs for every 7 bits as a mask of 8 bytes, 0xff for each value to negate: what the SIMD
+// steps look up (the other types' plain sign bytes are spread bit by bit instead).
+constexpr std::array<uint64_t, 128> kEvenSignMask = [] {
+    std::array<uint64_t, 128> t{};
+    for (uint32_t i = 0; i < 128; i++) {
+        for (int j = 0; j < 8; j++)
+            t[i] |= static_cast<uint64_t>((even_signs(i) >> j) & 1) * (0xffull << (8 * j));
+    }
+    return t;
+}();
+
+// 4 bytes of a block's qs or signs as one word (blocks hold them at 2-byte alignment). Static:
+// the SIMD files that use it are compiled with their ISA's flags, and no copy of theirs may be
+// the one the linker picks for portable code.
+static inline uint32_t grid_le32(const void* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
 }
 
 }  // namespace ggml_lite

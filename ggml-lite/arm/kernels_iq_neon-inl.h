@@ -11,7 +11,6 @@
 
 #include <arm_neon.h>
 
-#include <array>
 #include <cstring>
 
 #include "ggml-lite/iq_grids.h"
@@ -21,22 +20,6 @@
 
 namespace ggml_lite {
 namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
-
-// even_signs for every 7 bits as a mask of 8 bytes, 0xff for each value to negate.
-constexpr std::array<uint64_t, 128> kEvenSignMask = [] {
-    std::array<uint64_t, 128> t{};
-    for (uint32_t i = 0; i < 128; i++) {
-        for (int j = 0; j < 8; j++)
-            t[i] |= static_cast<uint64_t>((even_signs(i) >> j) & 1) * (0xffull << (8 * j));
-    }
-    return t;
-}();
-
-uint32_t grid_le32(const void* p) {
-    uint32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
 
 // Two 8-byte rows as one vector, the first in the low half.
 uint8x16_t rows2(uint64_t a, uint64_t b) {

@@ -22,23 +22,6 @@
 namespace ggml_lite {
 namespace {
 
-// even_signs for every 7 bits as a mask of 8 bytes, 0xff for each value to negate: a lookup
-// where the other types' sign bytes are spread by sign_bytes.
-constexpr std::array<uint64_t, 128> kEvenSignMask = [] {
-    std::array<uint64_t, 128> t{};
-    for (uint32_t i = 0; i < 128; i++) {
-        for (int j = 0; j < 8; j++)
-            t[i] |= static_cast<uint64_t>((even_signs(i) >> j) & 1) * (0xffull << (8 * j));
-    }
-    return t;
-}();
-
-uint32_t le32(const void* p) {
-    uint32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
 // Four 8-value grid rows, in order.
 __m256i rows8(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
     return _mm256_setr_epi64x(static_cast<long long>(a), static_cast<long long>(b),
@@ -132,7 +115,7 @@ struct IQ2XXS {
         }
     }
     Chunk chunk(int ib) const {
-        const uint32_t idx = le32(b.qs + 4 * ib), aux = le32(b.qs + 4 * ib + 2);
+        const uint32_t idx = grid_le32(b.qs + 4 * ib), aux = grid_le32(b.qs + 4 * ib + 2);
         return {rows8(iq2xxs_grid[idx & 0xff], iq2xxs_grid[(idx >> 8) & 0xff],
                       iq2xxs_grid[(idx >> 16) & 0xff], iq2xxs_grid[idx >> 24]),
                 even_signs4(aux), _mm256_set1_epi16(static_cast<int16_t>(ls[ib]))};
@@ -163,7 +146,7 @@ struct IQ2S {
         const uint32_t h = b.qh[ib];
         return {rows8(iq2s_grid[q[0] | (h & 3) << 8], iq2s_grid[q[1] | (h & 0x0c) << 6],
                       iq2s_grid[q[2] | (h & 0x30) << 4], iq2s_grid[q[3] | (h & 0xc0) << 2]),
-                sign_bytes(le32(b.qs + QK_K / 8 + 4 * ib)), scales.chunk(ib)};
+                sign_bytes(grid_le32(b.qs + QK_K / 8 + 4 * ib)), scales.chunk(ib)};
     }
 };
 
@@ -172,7 +155,7 @@ struct IQ3XXS {
     const Block& b;
     Chunk chunk(int ib) const {
         const uint8_t* q = b.qs + 8 * ib;
-        const uint32_t aux = le32(b.qs + QK_K / 4 + 4 * ib);
+        const uint32_t aux = grid_le32(b.qs + QK_K / 4 + 4 * ib);
         const __m256i mag = _mm256_setr_epi32(
             static_cast<int>(iq3xxs_grid[q[0]]), static_cast<int>(iq3xxs_grid[q[1]]),
             static_cast<int>(iq3xxs_grid[q[2]]), static_cast<int>(iq3xxs_grid[q[3]]),
@@ -192,7 +175,7 @@ struct IQ3S {
         for (int l = 0; l < 8; l++) g[l] = static_cast<int>(iq3s_grid[q[l] | ((h >> l) & 1) << 8]);
         const uint32_t s = (b.scales[ib / 2] >> (4 * (ib % 2))) & 0x0f;
         return {_mm256_setr_epi32(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]),
-                sign_bytes(le32(b.signs + 4 * ib)), half_scales(s, s)};
+                sign_bytes(grid_le32(b.signs + 4 * ib)), half_scales(s, s)};
     }
 };
 
