@@ -6,7 +6,7 @@
 //       bytes are the weight bytes read, so bytes_per_second is the weight streaming rate.
 //   incache/...   the same product on a 512x2048 matrix that stays in L2: kernel throughput.
 //   matmul/<type>/<rows>x<cols>x<tokens>/<isa>/threads:N   prefill, as weight bytes/s and
-//       multiply-adds/s (counter "MAC/s").
+//       multiply-adds/s (counter "MAC/s"); the float weight types (f32, f16, bf16) too.
 //   bandwidth/read/threads:N   a read-only sum over 1 GiB: what the memory delivers.
 //   <isa>-packed: the same products on weights in the packed layout (packed.h) that lila
 //       uses where the ISA has packed kernels.
@@ -179,15 +179,19 @@ void register_all() {
         int64_t tokens;
         bool stream;
         std::vector<Shape> shapes;
+        bool float_weights;
     };
     const Kind kinds[] = {
-        {"matvec", 1, true, {std::begin(kShapes), std::end(kShapes)}},
-        {"incache", 1, false, {kL2Shape}},
-        {"matmul", 64, false, {kShapes[0]}},
+        {"matvec", 1, true, {std::begin(kShapes), std::end(kShapes)}, false},
+        {"incache", 1, false, {kL2Shape}, false},
+        {"matmul", 64, false, {kShapes[0]}, true},
     };
     for (const Kind& kind : kinds) {
         for (Type type : all_types()) {
-            if (!traits(type).quantized) continue;  // the quantized weight types
+            // The weight types: the quantized ones everywhere, the float ones in prefill, where
+            // their packed kernels are bound by the FMAs rather than by the weight stream.
+            const TypeTraits& t = traits(type);
+            if (!t.tensor || (!t.quantized && !kind.float_weights)) continue;
             for (Shape shape : kind.shapes) {
                 for (Isa isa : all_isas()) {
                     const Kernels* k = kernels_for(isa);
