@@ -435,11 +435,14 @@ void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, s
     };
     int64_t c = 0;
     for (; c + 4 <= n; c += 4) {
-        // The pass that streams the group once fetches 2 KiB ahead, a lead on top of the
-        // hardware prefetchers; the half by half passes find the group in cache.
+        // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead into
+        // L2, a lead on top of the hardware prefetchers; the half by half passes find the group
+        // in cache.
         if constexpr (NH == 2) {
-            prefetch_lines<4 * kPackRows * sizeof(typename P::Elem)>(
-                reinterpret_cast<const uint8_t*>(w + c * kPackRows) + 2048);
+            constexpr size_t kStep = 4 * kPackRows * sizeof(typename P::Elem);
+            const auto* wc = reinterpret_cast<const uint8_t*>(w + c * kPackRows);
+            prefetch_lines<kStep>(wc + 2048);
+            prefetch_lines<kStep, 2>(wc + kFarAhead);
         }
         for (int k = 0; k < 4; k++) column(c + k, k);
     }
