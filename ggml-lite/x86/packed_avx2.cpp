@@ -185,8 +185,8 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
     constexpr bool kMagnitudes = requires {
         requires P::kMagnitudes;
     };
-    // Blocks ahead to prefetch: the group is one contiguous stream, but a lead keeps enough
-    // lines in flight when one thread streams alone.
+    // Blocks ahead to prefetch into L1 (and kFarAhead bytes into L2): the group is one
+    // contiguous stream, but a lead keeps enough lines in flight when one thread streams alone.
     constexpr int64_t kAhead = 8;
     const int halves = nr > kHalfRows ? 2 : 1;  // a group of at most 8 rows skips rows 8-15
     // The accumulators live in memory: a token's pass loads and stores its one vector, and the
@@ -194,7 +194,9 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_lines<sizeof(Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
+        const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
+        prefetch_lines<sizeof(Block)>(wb + kAhead * sizeof(Block));
+        prefetch_lines<sizeof(Block), 2>(wb + kFarAhead);
         const uint8_t* xb = x + b * sizeof(Act);
         const auto xt = [&](int t) -> const Act& {
             return *reinterpret_cast<const Act*>(xb + t * x_stride);
@@ -433,11 +435,14 @@ void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, s
     };
     int64_t c = 0;
     for (; c + 4 <= n; c += 4) {
-        // The pass that streams the group once fetches 2 KiB ahead, a lead on top of the
-        // hardware prefetchers; the half by half passes find the group in cache.
+        // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead into
+        // L2, a lead on top of the hardware prefetchers; the half by half passes find the group
+        // in cache.
         if constexpr (NH == 2) {
-            prefetch_lines<4 * kPackRows * sizeof(typename P::Elem)>(
-                reinterpret_cast<const uint8_t*>(w + c * kPackRows) + 2048);
+            constexpr size_t kStep = 4 * kPackRows * sizeof(typename P::Elem);
+            const auto* wc = reinterpret_cast<const uint8_t*>(w + c * kPackRows);
+            prefetch_lines<kStep>(wc + 2048);
+            prefetch_lines<kStep, 2>(wc + kFarAhead);
         }
         for (int k = 0; k < 4; k++) column(c + k, k);
     }
