@@ -362,10 +362,11 @@ int packed_level(const block_q4_0x16& w, int r, int j) {
 int packed_level(const block_iq4_nlx16& w, int r, int j) {
     return kvalues_iq4nl[packed_nibble(w.qs, r, j)] + 128;
 }
-// Q5_0 and Q5_1: the nibble and the fifth bit from the row's qh.
+// Q5_0 and Q5_1: the nibble and the fifth bit from the row's qh (element j's at bit j / 4 of byte
+// j % 4).
 template <class Packed>
 int packed_five_bit(const Packed& w, int r, int j) {
-    return packed_nibble(w.qs, r, j) | (((w.qh[r][j / 8] >> (j % 8)) & 1) << 4);
+    return packed_nibble(w.qs, r, j) | (((w.qh[r][j % 4] >> (j / 4)) & 1) << 4);
 }
 int packed_level(const block_q5_0x16& w, int r, int j) {
     return packed_five_bit(w, r, j);

@@ -22,6 +22,19 @@ void put_words(uint8_t (*dst)[kPackRows][4], const uint8_t* src, int n, int r, u
     }
 }
 
+// Row r's fifth bits (ggml's qh: element j's at bit j % 8 of byte j / 8) in packed.h's order:
+// element 4i + k's at bit i of byte k.
+void put_fifth_bits(uint8_t (*dst)[4], int r, const uint8_t* qh) {
+    for (int k = 0; k < 4; k++) {
+        uint8_t byte = 0;
+        for (int i = 0; i < 8; i++) {
+            const int j = 4 * i + k;
+            byte = static_cast<uint8_t>(byte | ((qh[j / 8] >> (j % 8)) & 1) << i);
+        }
+        dst[r][k] = byte;
+    }
+}
+
 // The scale and the 16 bytes of nibbles of a Q4_0, Q4_1, Q5_0, Q5_1 or IQ4_NL row.
 template <class Packed, class Block>
 void put_nibble_row(Packed& p, int r, const Block& b) {
@@ -38,7 +51,7 @@ void put_row(block_iq4_nlx16& p, int r, const block_iq4_nl& b) {
 }
 void put_row(block_q5_0x16& p, int r, const block_q5_0& b) {
     put_nibble_row(p, r, b);
-    std::memcpy(p.qh[r], b.qh, 4);
+    put_fifth_bits(p.qh, r, b.qh);
 }
 void put_row(block_q4_1x16& p, int r, const block_q4_1& b) {
     put_nibble_row(p, r, b);
@@ -47,7 +60,7 @@ void put_row(block_q4_1x16& p, int r, const block_q4_1& b) {
 void put_row(block_q5_1x16& p, int r, const block_q5_1& b) {
     put_nibble_row(p, r, b);
     p.m[r] = b.m;
-    std::memcpy(p.qh[r], b.qh, 4);
+    put_fifth_bits(p.qh, r, b.qh);
 }
 void put_row(block_q8_0x16& p, int r, const block_q8_0& b) {
     p.d[r] = b.d;

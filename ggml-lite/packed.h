@@ -37,7 +37,10 @@ static_assert(sizeof(block_q4_0x16) == 288);  // 16 Q4_0 blocks
 struct block_iq4_nlx16 : block_q4_0x16 {};
 static_assert(sizeof(block_iq4_nlx16) == 288);  // 16 IQ4_NL blocks
 
-// Q5_0: Q4_0's nibbles plus qh[r] = row r's 32 fifth bits (bit j: element j), side by side.
+// Q5_0: Q4_0's nibbles plus qh[r] = row r's 32 fifth bits, side by side, element 4i + k's at bit i
+// of byte k (ggml has element j's at bit j). The kernels' operand i holds elements 4i..4i+3 of each
+// row (a 4-byte lane), so one shift of the word by 4 - i puts the operand's four bits at bit 4 of
+// their bytes, where the fifth bit belongs.
 struct block_q5_0x16 {
     fp16_t d[kPackRows];
     uint8_t qh[kPackRows][4];

@@ -114,17 +114,15 @@ void packed_nibbles(const uint8_t (*qs)[kPackRows][4], int g, uint8x16_t* op) {
     }
 }
 
-// Q5_0 and Q5_1: 16 added where a row's fifth bit is set. Element 4i + k's bit is bit 4 (i % 2) + k
-// of qh byte i / 2: that byte copied to the 4 bytes of each row's lane, tested against one bit per
-// byte.
+// Q5_0 and Q5_1: the fifth bits to bit 4 of the nibbles. Element 4i + k's bit is bit i of byte k
+// of the row's word (packed.h): the word shifted by 4 - i (vshl: negative is right) puts operand
+// i's at bit 4 of each byte, and a bit select takes that bit from it.
 void add_packed_fifth_bits(const uint8_t (*qh)[4], int g, uint8x16_t* q) {
-    const uint8x16_t h = vld1q_u8(qh[4 * g]);
-    const uint8x16_t lane_starts = {0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12};
+    const uint32x4_t h = vreinterpretq_u32_u8(vld1q_u8(qh[4 * g]));
+    const uint8x16_t bit4 = vdupq_n_u8(0x10);
     for (int i = 0; i < 8; i++) {
-        const uint8x16_t bytes =
-            vqtbl1q_u8(h, vaddq_u8(lane_starts, vdupq_n_u8(static_cast<uint8_t>(i / 2))));
-        const uint8x16_t bits = vreinterpretq_u8_u32(vdupq_n_u32(0x08040201u << (4 * (i % 2))));
-        q[i] = vorrq_u8(q[i], vandq_u8(vtstq_u8(bytes, bits), vdupq_n_u8(16)));
+        const uint8x16_t at4 = vreinterpretq_u8_u32(vshlq_u32(h, vdupq_n_s32(4 - i)));
+        q[i] = vbslq_u8(bit4, at4, q[i]);
     }
 }
 

@@ -80,21 +80,15 @@ __m256i signed_dot(const __m256i* op, const block_q8_0c& x) {
     return s;
 }
 
-// Q5_0 and Q5_1: 16 added where a row's fifth bit is set. Element 4i + k's bit is bit
-// 4 (i % 2) + k of qh byte i / 2: that byte copied to the 4 bytes of each row's lane, compared
-// with one bit per byte.
+// Q5_0 and Q5_1: the fifth bits to bit 4 of the nibbles. Element 4i + k's bit is bit i of byte k
+// of the row's word (packed.h): the word shifted by 4 - i puts operand i's at bit 4 of each byte.
 void add_packed_fifth_bits(const uint8_t (*qh)[4], int h, __m256i* op) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh[kHalfRows * h]));
-    const __m256i lane_starts = _mm256_broadcastsi128_si256(
-        _mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
-    const __m256i sixteen = _mm256_set1_epi8(16);
+    const __m256i bit4 = _mm256_set1_epi8(0x10);
 #pragma GCC unroll 8
     for (int i = 0; i < 8; i++) {
-        const __m256i bytes =
-            _mm256_shuffle_epi8(v, _mm256_add_epi8(lane_starts, _mm256_set1_epi8(i / 2)));
-        const __m256i bits = _mm256_set1_epi32(static_cast<int>(0x08040201u << (4 * (i % 2))));
-        const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bits), bits);
-        op[i] = _mm256_or_si256(op[i], _mm256_and_si256(set, sixteen));
+        const __m256i at4 = i < 4 ? _mm256_slli_epi32(v, 4 - i) : _mm256_srli_epi32(v, i - 4);
+        op[i] = _mm256_or_si256(op[i], _mm256_and_si256(at4, bit4));
     }
 }
 

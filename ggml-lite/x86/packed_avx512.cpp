@@ -45,20 +45,16 @@ void packed_nibbles(const uint8_t (*qs)[kPackRows][4], __m512i* op) {
     }
 }
 
-// Q5_0 and Q5_1: 16 added where a row's fifth bit is set. Element 4i + k's bit is bit
-// 4 (i % 2) + k of qh byte i / 2: that byte copied to the 4 bytes of each row's lane, tested
-// against one bit per byte.
+// Q5_0 and Q5_1: the fifth bits to bit 4 of the nibbles. Element 4i + k's bit is bit i of byte k
+// of the row's word (packed.h): the word shifted by 4 - i puts operand i's at bit 4 of each byte,
+// and one ternary-logic step ors it in (0xf8: op | (shifted & bit4)).
 void add_packed_fifth_bits(const uint8_t (*qh)[4], __m512i* op) {
-    const __m512i h = _mm512_loadu_si512(qh);
-    const __m512i lane_starts =
-        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
-    const __m512i sixteen = _mm512_set1_epi8(16);
+    const __m512i v = _mm512_loadu_si512(qh);
+    const __m512i bit4 = _mm512_set1_epi8(0x10);
 #pragma GCC unroll 8
     for (int i = 0; i < 8; i++) {
-        const __m512i bytes =
-            _mm512_shuffle_epi8(h, _mm512_add_epi8(lane_starts, _mm512_set1_epi8(i / 2)));
-        const __m512i bits = _mm512_set1_epi32(static_cast<int>(0x08040201u << (4 * (i % 2))));
-        op[i] = _mm512_mask_add_epi8(op[i], _mm512_test_epi8_mask(bytes, bits), op[i], sixteen);
+        const __m512i at4 = i < 4 ? _mm512_slli_epi32(v, 4 - i) : _mm512_srli_epi32(v, i - 4);
+        op[i] = _mm512_ternarylogic_epi32(op[i], at4, bit4, 0xf8);
     }
 }
 

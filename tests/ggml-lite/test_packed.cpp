@@ -164,9 +164,11 @@ TEST(Packed, QuantLayoutHoldsTheOriginalBytes) {
                     EXPECT_EQ(col[2 * kPackRows + 2 * i + j], r < rows ? src[l.m_at + j] : 0)
                         << type_name(type) << " row " << r << " block " << b;
                 }
-                for (size_t j = 0; j < qh_bytes / kPackRows; j++) {
-                    EXPECT_EQ(col[qh_at + 4 * i + j], r < rows ? src[l.qh_at + j] : 0)
-                        << type_name(type) << " row " << r << " block " << b;
+                // The fifth bits: element 4i + k's at bit i of byte k (ggml: bit j of the word).
+                for (int e = 0; l.qh_at && e < 32; e++) {
+                    const int got = (col[qh_at + 4 * i + e % 4] >> (e / 4)) & 1;
+                    const int want = r < rows ? (src[l.qh_at + e / 8] >> (e % 8)) & 1 : 0;
+                    EXPECT_EQ(got, want) << type_name(type) << " row " << r << " element " << e;
                 }
                 for (int m = 0; m < l.words; m++) {
                     for (int j = 0; j < 4; j++) {
