@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "quant_rounding.h"
+#include "quant_common.h"
 
 namespace ggml_lite {
 
@@ -24,19 +24,6 @@ namespace {
 float scaled(float x, float id, float lim) {
     const float v = x * id;
     return std::isnan(v) ? 0.0f : std::clamp(v, -lim, lim);
-}
-
-// The value of largest magnitude, with its sign (the first of equals, as ggml).
-float signed_absmax(const float* x, int n) {
-    float amax = 0.0f;
-    float max = 0.0f;
-    for (int j = 0; j < n; j++) {
-        if (amax < std::fabs(x[j])) {
-            amax = std::fabs(x[j]);
-            max = x[j];
-        }
-    }
-    return max;
 }
 
 }  // namespace
@@ -276,15 +263,8 @@ void nl_sums(const float* x, float id, float* sumqx, float* sumq2) {
 // least-squares scale (ggml's quantize_row_iq4_nl_impl with ntry 7, per block).
 float nl_block_scale(const float* x) {
     constexpr int ntry = 7;
-    float amax = 0, max = 0;
-    for (int j = 0; j < 32; j++) {
-        const float ax = std::fabs(x[j]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[j];
-        }
-    }
-    if (amax < kGroupMaxEps) return 0;
+    const float max = signed_absmax(x, 32);
+    if (std::fabs(max) < kGroupMaxEps) return 0;
     float sumqx, sumq2;
     nl_sums(x, 1 / (-max / kvalues_iq4nl[0]), &sumqx, &sumq2);
     float d = sumqx / sumq2;
@@ -334,14 +314,8 @@ void quantize_row_iq4_xs(const float* x, block_iq4_xs* y, int64_t n) {
     for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
         // Each 32-value block's scale as IQ4_NL's, then all in 6 signed bits against the one of
         // largest magnitude, which maps to -32 (d = -0 for an all-zero super-block, as ggml).
-        float max_scale = 0, amax_scale = 0;
-        for (int ib = 0; ib < QK_K / 32; ib++) {
-            scales[ib] = nl_block_scale(x + 32 * ib);
-            if (std::fabs(scales[ib]) > amax_scale) {
-                amax_scale = std::fabs(scales[ib]);
-                max_scale = scales[ib];
-            }
-        }
+        for (int ib = 0; ib < QK_K / 32; ib++) scales[ib] = nl_block_scale(x + 32 * ib);
+        const float max_scale = signed_absmax(scales, QK_K / 32);
         const float d = -max_scale / 32;
         y[b].d = fp32_to_fp16(d);
         const float id = d ? 1 / d : 0;

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "quant.h"
-#include "quant_rounding.h"
+#include "quant_common.h"
 
 namespace ggml_lite {
 
@@ -91,16 +91,8 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
 // weights): the value of largest magnitude maps to -nmax, then 18 nearby spacings are tried,
 // each with its least-squares scale, keeping the one that explains most of the weighted energy.
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; i++) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < kGroupMaxEps) {
+    const float max = signed_absmax(x, n);
+    if (std::fabs(max) < kGroupMaxEps) {
         for (int i = 0; i < n; i++) L[i] = 0;
         return 0.0f;
     }
@@ -251,17 +243,11 @@ void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n) {
     float scales[QK_K / 16];
     for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
         block_q6_K& out = y[b];
-        float max_scale = 0;
-        float max_abs_scale = 0;
         for (int k = 0; k < QK_K / 16; k++) {
             scales[k] = make_qx_quants(16, 32, x + 16 * k, L + 16 * k);
-            const float abs_scale = std::fabs(scales[k]);
-            if (abs_scale > max_abs_scale) {
-                max_abs_scale = abs_scale;
-                max_scale = scales[k];
-            }
         }
-        if (max_abs_scale < kGroupMaxEps) {
+        const float max_scale = signed_absmax(scales, QK_K / 16);
+        if (std::fabs(max_scale) < kGroupMaxEps) {
             std::memset(&out, 0, sizeof out);  // d = +0 in half precision too
             continue;
         }
@@ -316,16 +302,8 @@ void dequantize_row_q6_K(const block_q6_K* x, float* y, int64_t n) {
 void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n) {
     for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
         // The signed value of largest magnitude (the first, on ties) maps to -127.
-        float max = 0;
-        float amax = 0;
-        for (int j = 0; j < QK_K; j++) {
-            const float ax = std::fabs(x[j]);
-            if (ax > amax) {
-                amax = ax;
-                max = x[j];
-            }
-        }
-        if (!amax) {
+        const float max = signed_absmax(x, QK_K);
+        if (!max) {
             // ggml leaves bsums unset here; zeros keep the bytes deterministic.
             std::memset(&y[b], 0, sizeof y[b]);
             continue;
@@ -412,16 +390,8 @@ int low_2bit(const uint8_t* qs, int e) {
 // x[i] would take under the least-squares scale of the others, keeping each move that explains
 // more of the x^2-weighted energy (sumlx^2 / suml2).
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; i++) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < kGroupMaxEps) {
+    const float max = signed_absmax(x, n);
+    if (std::fabs(max) < kGroupMaxEps) {
         for (int i = 0; i < n; i++) L[i] = 0;
         return 0.0f;
     }
@@ -541,15 +511,10 @@ void quantize_row_q3_K_ref(const float* x, block_q3_K* y, int64_t n) {
     float scales[QK_K / 16];
     for (int64_t b = 0; b < n / QK_K; b++, x += QK_K) {
         block_q3_K& out = y[b];
-        float max_scale = 0;
-        float amax = 0;
         for (int k = 0; k < QK_K / 16; k++) {
             scales[k] = make_q3_quants(16, 4, x + 16 * k, L + 16 * k);
-            if (std::fabs(scales[k]) > amax) {
-                amax = std::fabs(scales[k]);
-                max_scale = scales[k];
-            }
         }
+        const float max_scale = signed_absmax(scales, QK_K / 16);
 
         // Scales in 6 signed bits: the largest in magnitude maps to -32.
         std::memset(out.scales, 0, sizeof out.scales);

@@ -1,7 +1,8 @@
-// Rounding helpers the reference codecs (quant.cpp, quant_k.cpp) share with ggml, so that they
-// write ggml's bytes.
+// Helpers the reference codecs (quant.cpp, quant_k.cpp) share, each as ggml computes it, so that
+// they write ggml's bytes.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -18,5 +19,18 @@ inline int nearest_int(float f) {
 
 // ggml's threshold below which a group counts as all zeros.
 constexpr float kGroupMaxEps = 1e-15f;
+
+// The value of largest magnitude, with its sign (the first of equals, as ggml; NaNs skipped).
+inline float signed_absmax(const float* x, int n) {
+    float amax = 0.0f;
+    float max = 0.0f;
+    for (int j = 0; j < n; j++) {
+        if (amax < std::fabs(x[j])) {
+            amax = std::fabs(x[j]);
+            max = x[j];
+        }
+    }
+    return max;
+}
 
 }  // namespace ggml_lite
