@@ -140,15 +140,17 @@ TEST_F(BadInput, EmptyModelFile) {
     }
 }
 
-// Cut everywhere in the header and every few kilobytes after: an error until the cut is at
-// or past the end of the last tensor's data (only alignment padding is lost), then a model.
+// Cut in the header and every few kilobytes after: an error until the cut is at or past the end
+// of the last tensor's data (only alignment padding is lost), then a model. Every byte is cut
+// in-process by GGUF.TruncationAtEveryByteIsAnError; a process per cut (slow under the
+// sanitizers) is for what the command adds, so the header is cut every few bytes here.
 TEST_F(BadInput, TruncatedModelAtManyCutPoints) {
     const std::string bytes = test::read_file(model());
     const auto f = GGUFFile::open(model());
     const GGUFTensorInfo& last = f->tensors().back();
     const size_t data_end = f->data_offset() + last.offset + last.nbytes;
     std::vector<size_t> cuts;
-    for (size_t c = 1; c < 200; c++) cuts.push_back(c);
+    for (size_t c = 1; c < 200; c += 3) cuts.push_back(c);
     for (size_t c = 200; c < bytes.size(); c += bytes.size() / 97) cuts.push_back(c);
     for (size_t c : {f->data_offset() - 1, f->data_offset(), data_end - 1, data_end}) {
         cuts.push_back(c);
