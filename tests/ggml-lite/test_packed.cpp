@@ -329,7 +329,7 @@ TEST(Packed, KQuantActivationsAreQ8_K) {
 TEST(Packed, GemmMatchesScalarBitForBit) {
     const int64_t rows = 16, tokens = kPackTokens;
     for (Type type : packed_types()) {
-        for (int64_t cols : {32, 96, 256, 2048, 6, 7, 37, 172}) {
+        for (int64_t cols : {32, 96, 256, 2048, 6, 7, 37, 172, 259}) {
             if (cols % block_size(type)) continue;
             const auto w = test::random_matrix(type, rows, cols, 5);
             const auto p = pack(type, w, rows, cols);
