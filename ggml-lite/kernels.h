@@ -33,10 +33,10 @@ struct TypeKernels {
 
 // ---- Packed weights ------------------------------------------------------------------------
 // Weight matrices can be rearranged once at load (ops.h: pack_weights) so that kPackRows rows
-// are interleaved column by column (packed.h). A kernel then advances all 16 rows' sums with
-// one instruction (an FMA with one activation broadcast; for the 32-value block types a vpdpbusd
-// with four), each float accumulator lane belongs to one row (no horizontal sums), and one
-// weight load serves up to kPackTokens tokens.
+// are interleaved column by column (packed.h; the float types 4 columns by 4). A kernel then
+// advances several rows' sums with one instruction (an FMA with the activations of 4 columns
+// broadcast; for the 32-value block types a vpdpbusd over all 16 rows), and one weight load
+// serves up to kPackTokens tokens.
 constexpr int kPackRows = 16;
 constexpr int kPackTokens = 16;
 

@@ -544,7 +544,7 @@ float to_float(BF16 x) {
     return bf16_to_fp32(x.bits);
 }
 
-// Float weights: column c of the group is 16 values; four partial sums per row.
+// Float weights (packed.h: packed_float_index); four partial sums per row.
 template <class Elem>
 void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                        int64_t y_stride, int nr, int nt) {
@@ -555,7 +555,7 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
         for (int r = 0; r < nr; r++) {
             float p[4] = {};
             for (int64_t c = 0; c < n; c++)
-                p[c % 4] = std::fma(to_float(wc[c * kPackRows + r]), xt[c], p[c % 4]);
+                p[c % 4] = std::fma(to_float(wc[packed_float_index(n, c, r)]), xt[c], p[c % 4]);
             y[t * y_stride + r] = (p[0] + p[1]) + (p[2] + p[3]);
         }
     }
@@ -612,7 +612,7 @@ void packed_gemm_bf16_dot_ref(int64_t n, const void* w, const void* x, size_t x_
                               int64_t y_stride, int nr, int nt) {
     const auto* wc = static_cast<const bf16_t*>(w);
     const auto wv = [&](int64_t c, int r) {
-        return c < n ? bf16_to_fp32(wc[c * kPackRows + r]) : 0.0f;
+        return c < n ? bf16_to_fp32(wc[packed_float_index(n, c, r)]) : 0.0f;
     };
     for (int t = 0; t < nt; t++) {
         const auto* xt =

@@ -118,7 +118,7 @@ void pack_group(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_by
     }
 }
 
-// A group of 16 rows of `cols` float, half or bfloat16 values, column by column.
+// A group of 16 rows of `cols` float, half or bfloat16 values, 4 columns by 4 columns.
 template <class Elem>
 void pack_float_group(const uint8_t* src, int64_t rows_left, int64_t cols, size_t row_bytes,
                       uint8_t* d) {
@@ -126,7 +126,7 @@ void pack_float_group(const uint8_t* src, int64_t rows_left, int64_t cols, size_
     if (rows_left < kPackRows) std::memset(dst, 0, sizeof(Elem) * kPackRows * cols);
     for (int r = 0; r < kPackRows && r < rows_left; r++) {
         const auto* row = reinterpret_cast<const Elem*>(src + r * row_bytes);
-        for (int64_t c = 0; c < cols; c++) dst[c * kPackRows + r] = row[c];
+        for (int64_t c = 0; c < cols; c++) dst[packed_float_index(cols, c, r)] = row[c];
     }
 }
 

@@ -2,10 +2,13 @@
 // activation blocks they read.
 //
 // A matrix is cut into groups of kPackRows = 16 rows (the last one padded with zero rows); a
-// group is stored column by column (block column by block column for the quantized types), the 16
-// rows' values of a column together:
-// - F32, F16, BF16: column c is 16 values, row 0 first: one vector load is one column of all
-//   16 rows, and one FMA with the column's activation broadcast advances 16 row sums.
+// group is stored 4 columns by 4 columns (block column by block column for the quantized types),
+// the 16 rows' values of those columns together:
+// - F32, F16, BF16: columns c..c + 3 (c a multiple of 4) are 16 rows of 4 values, row 0 first
+//   (packed_float_index). A vector of R rows' 4 values (AVX2 2, AVX-512 4, NEON 1) has lane k on
+//   column c + k, i.e. the reference's partial sum k (kernels.h), and meets the token's
+//   x[c..c + 3] broadcast to every 4 lanes by one load, whatever R. The last n % 4 columns
+//   are 16 rows of n % 4 values.
 // - Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K: within a block
 //   column, word m (4 bytes) of every row sits side by side, so one 64-byte load is 4 bytes of
 //   each of the 16 rows: exactly a vpdpbusd operand whose int32 lane r sums row r. The per-row
@@ -173,6 +176,12 @@ void bf16_activations_ref(const float* x, void* y, int64_t n);
 //   exact products (tests/ggml-lite/test_packed_bf16.cpp), and with itself for every tiling.
 void packed_gemm_bf16_dot_ref(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                               int64_t y_stride, int nr, int nt);
+
+// Where column c of row r is in a float group of n columns, in values.
+constexpr int64_t packed_float_index(int64_t n, int64_t c, int r) {
+    const int64_t c0 = c - c % 4, width = n - c0 < 4 ? n - c0 : 4;
+    return kPackRows * c0 + r * width + c % 4;
+}
 
 // True for the types that have a packed layout (a row of packed.cpp's layouts): F32, F16, BF16,
 // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K. The functions

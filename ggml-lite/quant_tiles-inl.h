@@ -68,6 +68,26 @@ void prefetch_lines(const uint8_t* p) {
     __builtin_prefetch(p + Bytes - 1, 0, Locality);
 }
 
+// The last n % 4 columns of a packed float group (packed.h) as a whole 4-column block, for the
+// SIMD kernels' one step: the weights past n +0 and NT tokens' activations past n -0, so that a
+// padding lane adds +0 * -0 = -0 to its partial sum, which leaves any sum as it is (-0 too).
+template <class Elem, int NT>
+struct FloatTail {
+    Elem w[kPackRows * 4] = {};
+    float x[NT][4];
+    FloatTail(int64_t n, const Elem* group, const uint8_t* xb, size_t x_stride) {
+        const int64_t c0 = n - n % 4;
+        const int m = static_cast<int>(n % 4);
+        for (int r = 0; r < kPackRows; r++) {
+            for (int k = 0; k < m; k++) w[4 * r + k] = group[kPackRows * c0 + r * m + k];
+        }
+        for (int t = 0; t < NT; t++) {
+            const auto* xt = reinterpret_cast<const float*>(xb + t * x_stride);
+            for (int k = 0; k < 4; k++) x[t][k] = k < m ? xt[c0 + k] : -0.0f;
+        }
+    }
+};
+
 // What a step type S gives QuantTiles. This base holds the plain parts; S adds
 //   Act, static Act act(const ActBlock*)   what its steps need of one token's activations,
 //                                          made once per step for all rows

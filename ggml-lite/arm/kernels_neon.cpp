@@ -96,54 +96,61 @@ struct LoadBF16 {
 
 // ---- F32, F16, BF16 ---------------------------------------------------------------------------
 //
-// Column c of a group is 16 values, four registers; times the column's activation it is one
-// FMA per slice, into partial sum c % 4 as the reference does. Four partials of four slices
-// are 16 registers for one token, so a pass takes S slices of NT tokens with S * NT <= 4:
-// decode reads each weight line once, prefill reuses each weight register for up to 4 tokens.
+// A 4-column block of a group is 16 rows of 4 values (packed.h): one vector is one row's, lane k
+// on column c + k, the reference's partial sum k, and one FMA with the token's x[c..c + 3] (one
+// load) advances it. A pass takes S rows of NT tokens, S * NT = 16 accumulators: decode reads
+// each weight line once, prefill reuses each weight register for NT tokens and each activation
+// register for S rows.
 template <class L, int NT>
 void packed_float_tile(int64_t n, const typename L::Elem* w, const uint8_t* x, size_t x_stride,
                        float* y, int64_t y_stride, int nr) {
-    constexpr int S = NT == 1 ? 4 : NT == 2 ? 2 : 1;
-    const auto xt = [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride); };
-    const auto column = [&](int64_t c, int g) -> float32x4_t {
-        return L::load(w + c * kPackRows + 4 * g);
-    };
+    using Elem = typename L::Elem;
+    constexpr int S = NT == 1 ? 16 : NT == 2 ? 8 : 4;
     float32x4_t sums[NT][4];
-    for (int g0 = 0; g0 < 4; g0 += S) {
-        float32x4_t acc[NT][S][4];
+    for (int r0 = 0; r0 < kPackRows; r0 += S) {
+        // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
+        // stores every accumulator to the stack at every step.
+        float32x4_t acc[NT][S];
+#pragma GCC unroll 16
         for (int t = 0; t < NT; t++) {
-            for (int s = 0; s < S; s++) {
-                for (int k = 0; k < 4; k++) acc[t][s][k] = vdupq_n_f32(0.0f);
-            }
+#pragma GCC unroll 16
+            for (int s = 0; s < S; s++) acc[t][s] = vdupq_n_f32(0.0f);
         }
+        // One 4-column block (16 rows of 4 values at wb) against the tokens' activations at xc(t).
+        const auto step = [&](const Elem* wb, auto xc) {
+            float32x4_t xv[NT];
+#pragma GCC unroll 16
+            for (int t = 0; t < NT; t++) xv[t] = vld1q_f32(xc(t));
+#pragma GCC unroll 16
+            for (int s = 0; s < S; s++) {
+                const float32x4_t wv = L::load(wb + 4 * (r0 + s));
+#pragma GCC unroll 16
+                for (int t = 0; t < NT; t++) acc[t][s] = vfmaq_f32(acc[t][s], wv, xv[t]);
+            }
+        };
         int64_t c = 0;
         for (; c + 4 <= n; c += 4) {
-            // The next lines of the group: four columns are 1-4 of them.
-            prefetch_lines<4 * kPackRows * sizeof(typename L::Elem)>(
-                reinterpret_cast<const uint8_t*>(w + (c + 16) * kPackRows));
-            for (int s = 0; s < S; s++) {
-                float32x4_t wv[4];
-                for (int k = 0; k < 4; k++) wv[k] = column(c + k, g0 + s);
-                for (int t = 0; t < NT; t++) {
-                    for (int k = 0; k < 4; k++)
-                        acc[t][s][k] = vfmaq_n_f32(acc[t][s][k], wv[k], xt(t)[c + k]);
-                }
-            }
+            // The next lines of the group: a block is 1-4 of them.
+            const auto* wb = w + c * kPackRows;
+            prefetch_lines<4 * kPackRows * sizeof(Elem)>(
+                reinterpret_cast<const uint8_t*>(wb + 16 * kPackRows));
+            step(wb, [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
         }
-        for (; c < n; c++) {
-            for (int s = 0; s < S; s++) {
-                const float32x4_t wv = column(c, g0 + s);
-                for (int t = 0; t < NT; t++)
-                    acc[t][s][c % 4] = vfmaq_n_f32(acc[t][s][c % 4], wv, xt(t)[c]);
-            }
+        if (c < n) {
+            const FloatTail<Elem, NT> tail(n, w, x, x_stride);
+            step(tail.w, [&](int t) { return tail.x[t]; });
         }
+        // (p0 + p1) + (p2 + p3) of 4 rows: two pairwise adds.
+#pragma GCC unroll 16
         for (int t = 0; t < NT; t++) {
-            for (int s = 0; s < S; s++) {
-                sums[t][g0 + s] = vaddq_f32(vaddq_f32(acc[t][s][0], acc[t][s][1]),
-                                            vaddq_f32(acc[t][s][2], acc[t][s][3]));
+#pragma GCC unroll 16
+            for (int s = 0; s < S; s += 4) {
+                sums[t][(r0 + s) / 4] = vpaddq_f32(vpaddq_f32(acc[t][s], acc[t][s + 1]),
+                                                   vpaddq_f32(acc[t][s + 2], acc[t][s + 3]));
             }
         }
     }
+#pragma GCC unroll 16
     for (int t = 0; t < NT; t++) store_rows(y + t * y_stride, sums[t], nr);
 }
 

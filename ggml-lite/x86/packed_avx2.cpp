@@ -401,52 +401,86 @@ struct IQ4XS {
 
 // ---- F32, F16, BF16 ---------------------------------------------------------------------------
 //
-// Column c of a half is 8 values, one vector; times the column's activation broadcast it is one
-// FMA for 8 rows. Columns c go to partial sum c % 4, as the reference adds them. Four partial
-// sums of NH halves for NT tokens must fit the 16 registers: one token takes both halves in one
-// pass (decode: the weights stream once), more tokens go half by half, kFloatTokens at a time.
+// A 4-column block of the group is 16 rows of 4 values (packed.h): one vector is row pair p's,
+// lane 4i + k = row 2p + i, column c + k, the reference's partial sum k. A token's x[c..c + 3] in
+// both 128-bit lanes is one load (vbroadcastf128) for every row pair, so a pass of RP row pairs
+// against NT tokens is RP weight loads and NT broadcasts per RP * NT FMAs. One token takes all 8
+// pairs in one pass (decode: the weights stream once); more tokens go 2 pairs at a time,
+// kFloatTokens at a time, kFloatChunk columns at a time: the chunk's weights and every token's
+// activations stay in L1 across the passes, the partial sums in memory between chunks.
 
-constexpr int kFloatTokens = 3;  // 12 accumulators per pass
+constexpr int kFloatTokens = 6;  // 2 row pairs x 6 tokens: 12 accumulators per pass
+constexpr int kFloatPairs = 2;
+constexpr int kGroupPairs = kPackRows / 2;
+constexpr int64_t kFloatChunk = 256;  // 8 KiB of F16 weights, 16 KiB of activations
 
-// Halves h0..h0 + NH - 1 of the group against NT tokens.
-template <class P, int NT, int NH>
-void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, size_t x_stride,
-                       float* y, int64_t y_stride, int h0, int nr) {
-    const auto xt = [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride); };
-    const auto* wh = w + kHalfRows * h0;
-    __m256 acc[NT][NH][4];
+// Columns [c0, c1) of row pairs p0..p0 + RP - 1 against NT tokens. The partial sums start from
+// sums[t * RP + p] past the first chunk and are left there before the last one (c1 < n); the
+// last stores the rows.
+template <class P, int NT, int RP>
+void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem* w,
+                       const uint8_t* x, size_t x_stride, float (*sums)[8], float* y,
+                       int64_t y_stride, int p0, int nr) {
+    using Elem = typename P::Elem;
+    // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
+    // stores every accumulator to the stack at every step.
+    __m256 acc[NT][RP];
+#pragma GCC unroll 16
     for (int t = 0; t < NT; t++) {
-        for (int h = 0; h < NH; h++) {
-            for (int k = 0; k < 4; k++) acc[t][h][k] = _mm256_setzero_ps();
-        }
+#pragma GCC unroll 16
+        for (int p = 0; p < RP; p++)
+            acc[t][p] = c0 == 0 ? _mm256_setzero_ps() : _mm256_load_ps(sums[t * RP + p]);
     }
-    const auto column = [&](int64_t c, int k) {
-        for (int h = 0; h < NH; h++) {
-            const __m256 wv = P::load(wh + c * kPackRows + kHalfRows * h);
-            for (int t = 0; t < NT; t++)
-                acc[t][h][k] = _mm256_fmadd_ps(wv, _mm256_set1_ps(xt(t)[c]), acc[t][h][k]);
+    // One 4-column block (16 rows of 4 values at wb) against the tokens' 4 activations at xc(t).
+    const auto step = [&](const Elem* wb, auto xc) {
+        __m256 wv[RP];
+#pragma GCC unroll 16
+        for (int p = 0; p < RP; p++) wv[p] = P::load(wb + 8 * (p0 + p));
+#pragma GCC unroll 16
+        for (int t = 0; t < NT; t++) {
+            const __m256 xv = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(xc(t)));
+#pragma GCC unroll 16
+            for (int p = 0; p < RP; p++) acc[t][p] = _mm256_fmadd_ps(wv[p], xv, acc[t][p]);
         }
     };
-    int64_t c = 0;
-    for (; c + 4 <= n; c += 4) {
+    int64_t c = c0;
+    for (; c + 4 <= c1; c += 4) {
         // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead into
-        // L2, a lead on top of the hardware prefetchers; the half by half passes find the group
-        // in cache.
-        if constexpr (NH == 2) {
-            constexpr size_t kStep = 4 * kPackRows * sizeof(typename P::Elem);
-            const auto* wc = reinterpret_cast<const uint8_t*>(w + c * kPackRows);
-            prefetch_lines<kStep>(wc + 2048);
-            prefetch_lines<kStep, 2>(wc + kFarAhead);
+        // L2, a lead on top of the hardware prefetchers; the other passes find their slice in
+        // cache.
+        const auto* wb = w + c * kPackRows;
+        if constexpr (RP == kGroupPairs) {
+            constexpr size_t kStep = 4 * kPackRows * sizeof(Elem);
+            const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
+            prefetch_lines<kStep>(bytes + 2048);
+            prefetch_lines<kStep, 2>(bytes + kFarAhead);
         }
-        for (int k = 0; k < 4; k++) column(c + k, k);
+        step(wb, [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
     }
-    for (; c < n; c++) column(c, c % 4);
+    if (c < c1) {
+        const FloatTail<Elem, NT> tail(n, w, x, x_stride);
+        step(tail.w, [&](int t) { return tail.x[t]; });
+    }
+    if (c1 < n) {
+#pragma GCC unroll 16
+        for (int t = 0; t < NT; t++) {
+#pragma GCC unroll 16
+            for (int p = 0; p < RP; p++) _mm256_store_ps(sums[t * RP + p], acc[t][p]);
+        }
+        return;
+    }
+    // Per 4 row pairs: two horizontal adds make (p0 + p1) + (p2 + p3) of rows 0, 2, 4, 6 in the
+    // low lane and 1, 3, 5, 7 in the high one; a permutation puts the rows in order.
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+#pragma GCC unroll 16
     for (int t = 0; t < NT; t++) {
-        for (int h = 0; h < NH; h++) {
-            const __m256 sum = _mm256_add_ps(_mm256_add_ps(acc[t][h][0], acc[t][h][1]),
-                                             _mm256_add_ps(acc[t][h][2], acc[t][h][3]));
-            const int h_abs = h0 + h;
-            store_rows(y + t * y_stride + kHalfRows * h_abs, sum, nr - kHalfRows * h_abs);
+        for (int p = 0; p < RP && 2 * (p0 + p) < nr; p += 4) {
+            const __m256 h01 = _mm256_hadd_ps(acc[t][p], acc[t][p + 1]);
+            __m256 h23 = h01;
+            if constexpr (RP > 2) h23 = _mm256_hadd_ps(acc[t][p + 2], acc[t][p + 3]);
+            const __m256 sum = _mm256_permutevar8x32_ps(_mm256_hadd_ps(h01, h23), order);
+            const int row = 2 * (p0 + p), rows = RP > 2 ? 8 : 4;
+            store_rows(y + t * y_stride + row, sum, nr - row < rows ? nr - row : rows);
         }
     }
 }
@@ -456,17 +490,25 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
                        int64_t y_stride, int nr, int nt) {
     const auto* wc = static_cast<const typename P::Elem*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    if (nt == 1 && nr > kHalfRows) {
-        packed_float_tile<P, 1, 2>(n, wc, xb, x_stride, y, y_stride, 0, nr);
+    if (nt == 1) {
+        packed_float_tile<P, 1, kGroupPairs>(n, 0, n, wc, xb, x_stride, nullptr, y, y_stride, 0,
+                                             nr);
         return;
     }
-    for (int h = 0; h * kHalfRows < nr; h++) {
-        for (int t = 0; t < nt; t += kFloatTokens) {
-            FK::with_count<kFloatTokens>(
-                nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
-                    packed_float_tile<P, NT, 1>(n, wc, xb + t * x_stride, x_stride,
-                                                y + t * y_stride, y_stride, h, nr);
-                });
+    // The partial sums of every row pair and token between chunks.
+    alignas(32) float sums[kGroupPairs / kFloatPairs][kPackTokens * kFloatPairs][8];
+    for (int64_t c0 = 0; c0 < n; c0 += kFloatChunk) {
+        const int64_t c1 = n - c0 > kFloatChunk ? c0 + kFloatChunk : n;
+        for (int p = 0; 2 * p < nr; p += kFloatPairs) {
+            for (int t = 0; t < nt; t += kFloatTokens) {
+                FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens,
+                                             [&]<int NT>() {
+                                                 packed_float_tile<P, NT, kFloatPairs>(
+                                                     n, c0, c1, wc, xb + t * x_stride, x_stride,
+                                                     sums[p / kFloatPairs] + t * kFloatPairs,
+                                                     y + t * y_stride, y_stride, p, nr);
+                                             });
+            }
         }
     }
 }

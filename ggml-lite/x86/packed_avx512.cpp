@@ -191,44 +191,64 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
         nt, [&]<int NT>() { packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows); });
 }
 
-// Float weights: a column of the group is 16 values, one vector; times the column's activation
-// broadcast it is one FMA for 16 rows. Columns c go to partial sum c % 4, so even one token has
-// four independent FMA chains.
-// Tokens per pass: 4 partial sums each, 24 accumulators and 4 columns in 32 registers.
+// Float weights: a 4-column block of the group is 16 rows of 4 values (packed.h), four vectors:
+// lane 4i + k of vector q = row 4q + i, column c + k, the reference's partial sum k. A token's
+// x[c..c + 3] in every 128-bit lane is one load (vbroadcastf32x4) for the four vectors, so a
+// pass of all 16 rows against NT tokens is 4 weight loads and NT broadcasts per 4 NT FMAs.
+// Tokens per pass: 24 accumulators, 4 weight vectors and a broadcast in 32 registers.
 constexpr int kFloatTokens = 6;
 
 template <class P, int NT>
 void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, size_t x_stride,
                        float* y, int64_t y_stride, __mmask16 rows) {
-    const auto xt = [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride); };
+    using Elem = typename P::Elem;
+    // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
+    // stores every accumulator to the stack at every step.
     __m512 acc[NT][4];
+#pragma GCC unroll 16
     for (int t = 0; t < NT; t++) {
-        for (int k = 0; k < 4; k++) acc[t][k] = _mm512_setzero_ps();
+#pragma GCC unroll 16
+        for (int q = 0; q < 4; q++) acc[t][q] = _mm512_setzero_ps();
     }
+    // One 4-column block (16 rows of 4 values at wb) against the tokens' 4 activations at xc(t).
+    const auto step = [&](const Elem* wb, auto xc) {
+        __m512 wv[4];
+#pragma GCC unroll 16
+        for (int q = 0; q < 4; q++) wv[q] = P::load(wb + 16 * q);
+#pragma GCC unroll 16
+        for (int t = 0; t < NT; t++) {
+            const __m512 xv = _mm512_broadcast_f32x4(_mm_loadu_ps(xc(t)));
+#pragma GCC unroll 16
+            for (int q = 0; q < 4; q++) acc[t][q] = _mm512_fmadd_ps(wv[q], xv, acc[t][q]);
+        }
+    };
     int64_t c = 0;
     for (; c + 4 <= n; c += 4) {
         // Every line 2 KiB ahead into L1 and kFarAhead into L2: a lead on top of the hardware
         // prefetchers.
-        constexpr size_t kStep = 4 * kPackRows * sizeof(typename P::Elem);
-        const auto* wc = reinterpret_cast<const uint8_t*>(w + c * kPackRows);
-        prefetch_lines<kStep>(wc + 2048);
-        prefetch_lines<kStep, 2>(wc + kFarAhead);
-        __m512 wv[4];
-        for (int k = 0; k < 4; k++) wv[k] = P::load(w + (c + k) * kPackRows);
-        for (int t = 0; t < NT; t++) {
-            for (int k = 0; k < 4; k++)
-                acc[t][k] = _mm512_fmadd_ps(wv[k], _mm512_set1_ps(xt(t)[c + k]), acc[t][k]);
-        }
+        constexpr size_t kStep = 4 * kPackRows * sizeof(Elem);
+        const auto* wb = w + c * kPackRows;
+        const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
+        prefetch_lines<kStep>(bytes + 2048);
+        prefetch_lines<kStep, 2>(bytes + kFarAhead);
+        step(wb, [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
     }
-    for (; c < n; c++) {
-        const __m512 wv = P::load(w + c * kPackRows);
-        for (int t = 0; t < NT; t++)
-            acc[t][c % 4] = _mm512_fmadd_ps(wv, _mm512_set1_ps(xt(t)[c]), acc[t][c % 4]);
+    if (c < n) {
+        const FloatTail<Elem, NT> tail(n, w, x, x_stride);
+        step(tail.w, [&](int t) { return tail.x[t]; });
     }
+    // Two in-lane pair sums make (p0 + p1) + (p2 + p3) with lane 4i + q = row 4q + i; one
+    // permutation puts the rows in order.
+    const auto pair_sums = [](__m512 a, __m512 b) {
+        return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+    };
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+#pragma GCC unroll 16
     for (int t = 0; t < NT; t++) {
         const __m512 sum =
-            _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2], acc[t][3]));
-        _mm512_mask_storeu_ps(y + t * y_stride, rows, sum);
+            pair_sums(pair_sums(acc[t][0], acc[t][1]), pair_sums(acc[t][2], acc[t][3]));
+        _mm512_mask_storeu_ps(y + t * y_stride, rows, _mm512_permutexvar_ps(order, sum));
     }
 }
 

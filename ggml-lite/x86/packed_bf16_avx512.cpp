@@ -38,63 +38,84 @@ void bf16_activations(const float* x, void* y, int64_t n) {
     }
 }
 
-// A packed group keeps column c's 16 rows together (packed.h); vdpbf16ps wants each 32-bit lane
-// to hold one row's pair of columns. Columns 2p and 2p + 1 are 64 contiguous bytes: one vpermw
-// interleaves them, lane r = (w[2p][r], w[2p + 1][r]). A weight pair serves every token of the
-// tile, so the permutation costs 1/NT of the vdpbf16ps.
-inline __m512i pair_index() {
-    return _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22,
-                            6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-}
+// A 4-column block of a packed group is 16 rows of 4 values (packed.h): two vectors, rows 0-7
+// and 8-15, whose 32-bit lane 2i + j holds row i's column pair j (columns c + 2j, c + 2j + 1),
+// as vdpbf16ps wants, into partial sum j (pair p into p % 2, c a multiple of 4). The token's
+// x[c..c + 3] in every 64-bit lane is one broadcast for both vectors.
 
-// Tokens per pass: two partial sums each (pair p into partial p % 2, so one token alone still has
-// two chains), 16 accumulators, 2 weight pairs and the index in 32 registers. (One sum per token
-// and all 16 tokens in one pass measured 30-50% slower in pp128.)
+// Tokens per pass: two row vectors each, 16 accumulators and 2 weight vectors in 32 registers.
+// (One sum per token and all 16 tokens in one pass measured 30-50% slower in pp128.)
 constexpr int kTokens = 8;
 
 template <int NT>
 void bf16_tile(int64_t n, const uint16_t* w, const uint8_t* x, size_t x_stride, float* y,
                int64_t y_stride, __mmask16 rows) {
-    const __m512i index = pair_index();
-    const auto pair = [&](int t, int64_t p) {
-        uint32_t v;
-        __builtin_memcpy(&v, x + t * x_stride + 4 * p, 4);
-        return reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(v)));
+    const auto quad = [&](const uint16_t* p) {
+        uint64_t v;
+        __builtin_memcpy(&v, p, 8);
+        return reinterpret_cast<__m512bh>(_mm512_set1_epi64(static_cast<long long>(v)));
     };
+    const auto xt = [&](int t) { return reinterpret_cast<const uint16_t*>(x + t * x_stride); };
+    // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
+    // stores every accumulator to the stack at every step.
     __m512 acc[NT][2];
+#pragma GCC unroll 16
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm512_setzero_ps();
-    const int64_t pairs = n / 2;
-    int64_t p = 0;
-    for (; p + 2 <= pairs; p += 2) {
-        const auto* wp = w + 2 * p * kPackRows;
+    int64_t c = 0;
+    for (; c + 4 <= n; c += 4) {
+        const auto* wb = w + c * kPackRows;
         // 2 KiB ahead into L1 and kFarAhead into L2, as the F32-FMA float kernels prefetch.
-        const auto* wb = reinterpret_cast<const uint8_t*>(wp);
-        prefetch_lines<128>(wb + 2048);
-        prefetch_lines<128, 2>(wb + kFarAhead);
+        const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
+        prefetch_lines<128>(bytes + 2048);
+        prefetch_lines<128, 2>(bytes + kFarAhead);
         __m512bh wv[2];
-        for (int k = 0; k < 2; k++) {
-            wv[k] = reinterpret_cast<__m512bh>(
-                _mm512_permutexvar_epi16(index, _mm512_loadu_si512(wp + 2 * k * kPackRows)));
-        }
+#pragma GCC unroll 16
+        for (int h = 0; h < 2; h++)
+            wv[h] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(wb + 32 * h));
+#pragma GCC unroll 16
         for (int t = 0; t < NT; t++) {
-            for (int k = 0; k < 2; k++)
-                acc[t][k] = _mm512_dpbf16_ps(acc[t][k], wv[k], pair(t, p + k));
+            const __m512bh xv = quad(xt(t) + c);
+#pragma GCC unroll 16
+            for (int h = 0; h < 2; h++) acc[t][h] = _mm512_dpbf16_ps(acc[t][h], wv[h], xv);
         }
     }
-    for (; p < (n + 1) / 2; p++) {
-        // The last pair: whole, or an odd row's last column zero-extended beside its zero bf16.
-        const auto* wp = w + 2 * p * kPackRows;
-        const __m512i v =
-            2 * p + 1 < n
-                ? _mm512_permutexvar_epi16(index, _mm512_loadu_si512(wp))
-                : _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp)));
+    if (c < n) {
+        // The last n % 4 columns (16 rows of n % 4 values) widened to a block with zeros, against
+        // the activations up to their zero bf16 after an odd n; a pair past it is skipped, not
+        // added as zeros.
+        const int m = static_cast<int>(n - c);
+        uint16_t tail[kPackRows * 4] = {};
+        for (int r = 0; r < kPackRows; r++) {
+            for (int k = 0; k < m; k++) tail[4 * r + k] = w[c * kPackRows + r * m + k];
+        }
+        const auto pairs = static_cast<__mmask16>(m > 2 ? 0xffff : 0x5555);
+        __m512bh wv[2];
+#pragma GCC unroll 16
+        for (int h = 0; h < 2; h++)
+            wv[h] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(tail + 32 * h));
+#pragma GCC unroll 16
         for (int t = 0; t < NT; t++) {
-            acc[t][p % 2] =
-                _mm512_dpbf16_ps(acc[t][p % 2], reinterpret_cast<__m512bh>(v), pair(t, p));
+            uint16_t xq[4] = {};
+            for (int k = 0; k < m + m % 2; k++) xq[k] = xt(t)[c + k];
+            const __m512bh xv = quad(xq);
+            // Not _mm512_mask_dpbf16_ps: GCC 12 loads its mask with kmovb (8 lanes).
+#pragma GCC unroll 16
+            for (int h = 0; h < 2; h++) {
+                acc[t][h] =
+                    _mm512_mask_blend_ps(pairs, acc[t][h], _mm512_dpbf16_ps(acc[t][h], wv[h], xv));
+            }
         }
     }
-    for (int t = 0; t < NT; t++)
-        _mm512_mask_storeu_ps(y + t * y_stride, rows, _mm512_add_ps(acc[t][0], acc[t][1]));
+    // p0 + p1 of adjacent lanes: in-lane lane 4i + j = row 2i + j of vector 0 (j < 2), row
+    // 8 + 2i + j - 2 of vector 1; one permutation puts the rows in order.
+    const __m512i order = _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; t++) {
+        const __m512 a = acc[t][0], b = acc[t][1];
+        const __m512 sum = _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                                         _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+        _mm512_mask_storeu_ps(y + t * y_stride, rows, _mm512_permutexvar_ps(order, sum));
+    }
 }
 
 template <int Max, class F>

@@ -105,17 +105,23 @@ TEST(Packed, UnpackableTypeIsAnError) {
     EXPECT_THROW(packable(static_cast<Type>(19)), std::invalid_argument);
 }
 
-// The layout: every value of every row lands where packed.h says, padding rows are zero.
-TEST(Packed, FloatLayoutIsColumnMajorPerGroup) {
-    const int64_t rows = 21, cols = 37;
-    const auto w = test::random_matrix(Type::F32, rows, cols, 2);
-    const auto p = pack(Type::F32, w, rows, cols);
-    const auto* src = reinterpret_cast<const float*>(w.data());
-    const auto* got = reinterpret_cast<const float*>(p.data());
-    for (int64_t r = 0; r < 32; r++) {
-        for (int64_t c = 0; c < cols; c++) {
-            const float v = got[(r / kPackRows) * kPackRows * cols + c * kPackRows + r % kPackRows];
-            EXPECT_EQ(v, r < rows ? src[r * cols + c] : 0.0f) << r << ',' << c;
+// The layout: every value of every row lands where packed.h says (4-column blocks of 16 rows
+// of 4 values, the last n % 4 columns 16 rows of n % 4), padding rows are zero.
+TEST(Packed, FloatLayoutIsFourColumnBlocksPerGroup) {
+    const int64_t rows = 21;
+    for (const int64_t cols : {36, 37, 38, 39}) {
+        const auto w = test::random_matrix(Type::F32, rows, cols, 2);
+        const auto p = pack(Type::F32, w, rows, cols);
+        const auto* src = reinterpret_cast<const float*>(w.data());
+        const auto* got = reinterpret_cast<const float*>(p.data());
+        for (int64_t r = 0; r < 32; r++) {
+            for (int64_t c = 0; c < cols; c++) {
+                const int64_t c0 = c / 4 * 4, width = c0 + 4 <= cols ? 4 : cols % 4;
+                const int64_t at = (r / kPackRows) * kPackRows * cols + kPackRows * c0 +
+                                   (r % kPackRows) * width + c % 4;
+                EXPECT_EQ(got[at], r < rows ? src[r * cols + c] : 0.0f)
+                    << cols << ':' << r << ',' << c;
+            }
         }
     }
 }
@@ -323,7 +329,7 @@ TEST(Packed, KQuantActivationsAreQ8_K) {
 TEST(Packed, GemmMatchesScalarBitForBit) {
     const int64_t rows = 16, tokens = kPackTokens;
     for (Type type : packed_types()) {
-        for (int64_t cols : {32, 96, 256, 2048, 7, 37, 172}) {
+        for (int64_t cols : {32, 96, 256, 2048, 6, 7, 37, 172, 259}) {
             if (cols % block_size(type)) continue;
             const auto w = test::random_matrix(type, rows, cols, 5);
             const auto p = pack(type, w, rows, cols);
