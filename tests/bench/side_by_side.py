@@ -49,10 +49,11 @@ def table(results, args):
         if (r["file"], r["threads"]) not in keys:
             keys.append((r["file"], r["threads"]))
     peers = [p for p in ("ik", "llama") if any(p in r for r in results)]
+    pp_peers = [p for p in peers if any("pp" in r.get(p, {}) for r in results)]
     names = {"ik": "ik_llama.cpp", "llama": "llama.cpp"}
-    head = ["file", "threads", f"lila pp{args.p}"] + [f"{names[p]} pp{args.p}" for p in peers]
+    head = ["file", "threads", f"lila pp{args.p}"] + [f"{names[p]} pp{args.p}" for p in pp_peers]
     head += [f"lila tg{args.n} (roofline)"] + [f"{names[p]} tg{args.n}" for p in peers]
-    head += [f"pp ÷ {names[p]}" for p in peers] + [f"tg ÷ {names[p]}" for p in peers]
+    head += [f"pp ÷ {names[p]}" for p in pp_peers] + [f"tg ÷ {names[p]}" for p in peers]
     print("| " + " | ".join(head) + " |")
     print("|---|" + "---:|" * (len(head) - 1))
 
@@ -61,9 +62,7 @@ def table(results, args):
         return sum(v) / len(v) if v else float("nan")
 
     def ratio(a, b, target):
-        v = a / b
-        if v != v:  # a peer run without that test
-            return "—"
+        v = round(a / b, 2)
         return f"**{v:.2f}**" if v < target else f"{v:.2f}"
 
     for file, threads in sorted(keys, key=lambda k: k[1]):
@@ -72,9 +71,9 @@ def table(results, args):
         tg = {w: mean(rs, w, "tg") for w in ["lila"] + peers}
         roof = mean(rs, "lila", "roofline")
         cells = [rs[0]["lila"]["type"].upper(), str(threads)]
-        cells += [f"{pp[w]:.1f}" if pp[w] == pp[w] else "—" for w in ["lila"] + peers]
+        cells += [f"{pp[w]:.1f}" for w in ["lila"] + pp_peers]
         cells += [f"{tg['lila']:.1f} ({100 * roof:.0f}%)"] + [f"{tg[p]:.1f}" for p in peers]
-        cells += [ratio(pp["lila"], pp[p], 1.25 if p == "ik" else 1.0) for p in peers]
+        cells += [ratio(pp["lila"], pp[p], 1.25 if p == "ik" else 1.0) for p in pp_peers]
         cells += [ratio(tg["lila"], tg[p], 1.0) for p in peers]
         print("| " + " | ".join(cells) + " |")
 
