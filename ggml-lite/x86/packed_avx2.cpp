@@ -449,12 +449,7 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
         // L2, a lead on top of the hardware prefetchers; the other passes find their slice in
         // cache.
         const auto* wb = w + c * kPackRows;
-        if constexpr (RP == kGroupPairs) {
-            constexpr size_t kStep = 4 * kPackRows * sizeof(Elem);
-            const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
-            prefetch_lines<kStep>(bytes + 2048);
-            prefetch_lines<kStep, 2>(bytes + kFarAhead);
-        }
+        if constexpr (RP == kGroupPairs) prefetch_float_block(wb);
         step(wb, [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
     }
     if (c < c1) {

@@ -226,11 +226,8 @@ void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, s
     for (; c + 4 <= n; c += 4) {
         // Every line 2 KiB ahead into L1 and kFarAhead into L2: a lead on top of the hardware
         // prefetchers.
-        constexpr size_t kStep = 4 * kPackRows * sizeof(Elem);
         const auto* wb = w + c * kPackRows;
-        const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
-        prefetch_lines<kStep>(bytes + 2048);
-        prefetch_lines<kStep, 2>(bytes + kFarAhead);
+        prefetch_float_block(wb);
         step(wb, [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
     }
     if (c < n) {

@@ -64,10 +64,7 @@ void bf16_tile(int64_t n, const uint16_t* w, const uint8_t* x, size_t x_stride, 
     int64_t c = 0;
     for (; c + 4 <= n; c += 4) {
         const auto* wb = w + c * kPackRows;
-        // 2 KiB ahead into L1 and kFarAhead into L2, as the F32-FMA float kernels prefetch.
-        const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
-        prefetch_lines<128>(bytes + 2048);
-        prefetch_lines<128, 2>(bytes + kFarAhead);
+        prefetch_float_block(wb);  // as the F32-FMA float kernels prefetch
         __m512bh wv[2];
 #pragma GCC unroll 16
         for (int h = 0; h < 2; h++)

@@ -17,6 +17,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "ggml-lite/quant.h"
+#include "ggml-lite/quant_tiles-inl.h"
 
 namespace ggml_lite {
 namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
@@ -197,6 +198,16 @@ inline __m512i iq4nl_table_u8() {
 // none, so these keep more lines in flight (Q4_0 decode at 1 thread: 78% of the probe without,
 // 89-100% with; docs/PERF.md).
 constexpr size_t kFarAhead = 16384;
+
+// The packed float kernels' pass that streams a group (packed.h: 4-column blocks of 16 rows):
+// the block at wb's lines 2 KiB ahead into L1 and kFarAhead ahead into L2.
+template <class Elem>
+void prefetch_float_block(const Elem* wb) {
+    constexpr size_t kStep = 4 * kPackRows * sizeof(Elem);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
+    prefetch_lines<kStep>(bytes + 2048);
+    prefetch_lines<kStep, 2>(bytes + kFarAhead);
+}
 
 }  // namespace
 }  // namespace ggml_lite
