@@ -343,21 +343,28 @@ void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_str
             }
             __m512i op[kChunkOps];
             K::chunk(w[b], c, op);
+            __m512i sc[K::kSubs];
 #pragma GCC unroll 4
-            for (int k = 0; k < K::kSubs; k++) {
-                const int sub = K::sub(c, k);
-                const __m512i sc = K::sub_scale(w[b], s, sub);
-                for (int t = 0; t < NT; t++) {
-                    const int8_t* xq = act(t, b).qs + K::kValues * sub;
-                    __m512i dot = K::sub_init(act(t, b), sub);
+            for (int k = 0; k < K::kSubs; k++) sc[k] = K::sub_scale(w[b], s, K::sub(c, k));
+            // Token by token, all of the chunk's sub-blocks: the token's sum (in memory: NT of
+            // them do not fit the registers beside the operands) is read and written once per
+            // chunk, not once per sub-block, and the sub-blocks' chains overlap. Bench-kernels
+            // matmul 2048x2048x64, 1 thread: Q3_K +20%, Q6_K +12%, Q2_K, Q5_K, IQ4_XS +5%.
+            for (int t = 0; t < NT; t++) {
+                __m512i part = _mm512_setzero_si512();
+#pragma GCC unroll 4
+                for (int k = 0; k < K::kSubs; k++) {
+                    const int8_t* xq = act(t, b).qs + K::kValues * K::sub(c, k);
+                    __m512i dot = K::sub_init(act(t, b), K::sub(c, k));
 #pragma GCC unroll 8
                     for (int i = 0; i < K::kWords; i++) {
                         int32_t v;
                         __builtin_memcpy(&v, xq + 4 * i, 4);
                         dot = _mm512_dpbusd_epi32(dot, op[K::kWords * k + i], _mm512_set1_epi32(v));
                     }
-                    isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot, sc));
+                    part = _mm512_add_epi32(part, _mm512_mullo_epi32(dot, sc[k]));
                 }
+                isum[t] = _mm512_add_epi32(isum[t], part);
             }
         }
         const __m512 wd =
