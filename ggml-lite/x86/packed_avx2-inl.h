@@ -121,8 +121,13 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     const auto act = [&](int t, int64_t b) -> const block_q8_K& {
         return reinterpret_cast<const block_q8_K*>(x + t * x_stride)[b];
     };
-    // Super-blocks (2-3 KiB each) ahead to prefetch: a lead on top of the hardware prefetchers.
-    constexpr int64_t kAhead = 3;
+    // The super-block column kFarAhead bytes ahead into L2, an eighth in each unit of the first
+    // half: a lead on top of the hardware prefetchers, spread over the work. (Three columns
+    // ahead into L1 at once, 35-53 prefetcht0 in a burst, stalled a Zen 4 core, whose miss
+    // buffers they filled: AVX2 Q6_K decode ran at 25% of the probe; with the next column into
+    // L1 as well as this, no faster than this alone. docs/perf-log.md.)
+    using Block = typename K::Block;
+    constexpr size_t kEighth = (sizeof(Block) + 8 * 64 - 1) / (8 * 64) * 64;
     constexpr bool kMagnitudes = requires {
         requires K::kMagnitudes;
     };
@@ -130,7 +135,6 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_lines<sizeof(typename K::Block)>(reinterpret_cast<const uint8_t*>(w + b + kAhead));
         alignas(32) int8_t mag[kMagnitudes ? NT : 1][kMagnitudes ? QK_K : 1];
         if constexpr (kMagnitudes) {
             for (int t = 0; t < NT; t++) {
@@ -146,6 +150,10 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
             __m256i isum[NT];
             for (int t = 0; t < NT; t++) isum[t] = K::init(s, act(t, b));
             for (int u = 0; u < kUnits; u++) {
+                if (h == 0) {
+                    const auto* here = reinterpret_cast<const uint8_t*>(w + b) + u * kEighth;
+                    prefetch_lines<kEighth, 2>(here + kFarAhead);
+                }
                 __m256i op[K::kOps];
                 K::unit(w[b], h, u, op);
                 // One token at a time, its sum in memory: unrolled, the tokens' sums and
