@@ -23,6 +23,8 @@ struct Features {
     bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
     bool avx512vnni = false, avx512bf16 = false;
     bool asimd = false, asimddp = false;
+    char vendor[13] = {};  // CPUID's vendor string, e.g. "AuthenticAMD"
+    unsigned family = 0;   // base family plus extended family, as the vendors count
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -38,7 +40,14 @@ uint64_t xgetbv0() {
 Features detect() {
     Features f;
     unsigned a, b, c, d;
+    if (__get_cpuid(0, &a, &b, &c, &d)) {
+        __builtin_memcpy(f.vendor, &b, 4);
+        __builtin_memcpy(f.vendor + 4, &d, 4);
+        __builtin_memcpy(f.vendor + 8, &c, 4);
+    }
     if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+    const unsigned base_family = (a >> 8) & 0xf;
+    f.family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
     const bool osxsave = c & (1u << 27);
     const bool avx = c & (1u << 28);
     const bool fma = c & (1u << 12);
@@ -207,6 +216,15 @@ bool isa_built(Isa isa) {
 bool isa_supported(Isa isa) {
     const Features& f = features();
     return isa_built(isa) && std::ranges::all_of(needs(isa), [&f](Flag flag) { return f.*flag; });
+}
+
+bool float_decode_prefetch(std::string_view vendor, unsigned family) {
+    return !(vendor == "AuthenticAMD" && family == 0x19);
+}
+
+bool float_decode_prefetch() {
+    static const bool prefetch = float_decode_prefetch(features().vendor, features().family);
+    return prefetch;
 }
 
 std::string isa_unsupported_reason(Isa isa) {

@@ -37,6 +37,14 @@ Isa active_isa();
 // supported). Throws std::runtime_error naming the value when it is unknown or unsupported.
 Isa select_isa(const char* lila_isa);
 
+// Whether the AVX-512 float kernels prefetch their weights in software (2 KiB ahead into L1,
+// 16 KiB into L2) when one token streams them: yes, but on AMD family 19h (Zen 4, the family's
+// cores with AVX-512), whose own prefetchers stream them faster alone (decode at 1 thread, BF16
+// 9.5 -> 12.7 t/s, F16 9.6 -> 11.2 without them; on an Intel Xeon they had taken F16 decode from
+// 4.4 to 6.4 t/s: docs/PERF.md). The first form asks about this CPU.
+bool float_decode_prefetch();
+bool float_decode_prefetch(std::string_view vendor, unsigned family);
+
 // Human-readable CPU feature summary, e.g. "avx2 fma f16c avx512f avx512bw avx512vl avx512vnni".
 std::string cpu_features();
 

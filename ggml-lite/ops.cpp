@@ -194,8 +194,10 @@ std::string kernel_path(const Kernels& k, Type t) {
                          : bf16_dot          ? "vdpbf16ps on activations rounded to BF16"
                                              : "vfmadd";
         const bool avx512 = k.isa == Isa::Avx512 || k.isa == Isa::Avx512Bf16;
+        const bool no_prefetch = avx512 && !traits(t).quantized && !float_decode_prefetch();
         return isa + ", weights packed at load in 16-row groups" +
-               (avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "");
+               (avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "") +
+               (no_prefetch ? "; decode leaves the prefetching to this CPU (AMD family 19h)" : "");
     }
     if (!k.of(t).vec_dot) return "none";
     return isa + ", activations as " + type_name(traits(t).vec_dot_type);

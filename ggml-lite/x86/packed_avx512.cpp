@@ -6,6 +6,7 @@
 // kernels_avx512.cpp on why nothing else may be shared with the portable code).
 #include <immintrin.h>
 
+#include "ggml-lite/cpu.h"
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
@@ -198,9 +199,10 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
 // Tokens per pass: 24 accumulators, 4 weight vectors and a broadcast in 32 registers.
 constexpr int kFloatTokens = 6;
 
+// prefetch: whether the pass prefetches the weights (cpu.h: float_decode_prefetch).
 template <class P, int NT>
 void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, size_t x_stride,
-                       float* y, int64_t y_stride, __mmask16 rows) {
+                       float* y, int64_t y_stride, __mmask16 rows, bool prefetch) {
     using Elem = typename P::Elem;
     // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
     // stores every accumulator to the stack at every step.
@@ -227,7 +229,7 @@ void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, s
         // Every line 2 KiB ahead into L1 and kFarAhead into L2: a lead on top of the hardware
         // prefetchers.
         const auto* wb = w + c * kPackRows;
-        prefetch_float_block(wb);
+        if (prefetch) prefetch_float_block(wb);
         step(wb, [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
     }
     if (c < n) {
@@ -255,10 +257,11 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wc = static_cast<const typename P::Elem*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
+    const bool prefetch = nt > 1 || float_decode_prefetch();
     for (int t = 0; t < nt; t += kFloatTokens) {
         FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
             packed_float_tile<P, NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride,
-                                     rows);
+                                     rows, prefetch);
         });
     }
 }

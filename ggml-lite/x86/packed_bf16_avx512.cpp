@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ggml-lite/cpu.h"
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant_tiles-inl.h"
@@ -47,9 +48,11 @@ void bf16_activations(const float* x, void* y, int64_t n) {
 // (One sum per token and all 16 tokens in one pass measured 30-50% slower in pp128.)
 constexpr int kTokens = 8;
 
+// prefetch: whether the pass prefetches the weights as the F32-FMA float kernels do
+// (cpu.h: float_decode_prefetch).
 template <int NT>
 void bf16_tile(int64_t n, const uint16_t* w, const uint8_t* x, size_t x_stride, float* y,
-               int64_t y_stride, __mmask16 rows) {
+               int64_t y_stride, __mmask16 rows, bool prefetch) {
     const auto quad = [&](const uint16_t* p) {
         uint64_t v;
         __builtin_memcpy(&v, p, 8);
@@ -64,7 +67,7 @@ void bf16_tile(int64_t n, const uint16_t* w, const uint8_t* x, size_t x_stride, 
     int64_t c = 0;
     for (; c + 4 <= n; c += 4) {
         const auto* wb = w + c * kPackRows;
-        prefetch_float_block(wb);  // as the F32-FMA float kernels prefetch
+        if (prefetch) prefetch_float_block(wb);
         __m512bh wv[2];
 #pragma GCC unroll 16
         for (int h = 0; h < 2; h++)
@@ -128,9 +131,11 @@ void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stri
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wc = static_cast<const uint16_t*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
+    const bool prefetch = nt > 1 || float_decode_prefetch();
     for (int t = 0; t < nt; t += kTokens) {
         with_count<kTokens>(nt - t < kTokens ? nt - t : kTokens, [&]<int NT>() {
-            bf16_tile<NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride, rows);
+            bf16_tile<NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride, rows,
+                          prefetch);
         });
     }
 }

@@ -182,14 +182,14 @@ void register_all() {
         bool float_weights;
     };
     const Kind kinds[] = {
-        {"matvec", 1, true, {std::begin(kShapes), std::end(kShapes)}, false},
+        {"matvec", 1, true, {std::begin(kShapes), std::end(kShapes)}, true},
         {"incache", 1, false, {kL2Shape}, false},
         {"matmul", 64, false, {kShapes[0]}, true},
     };
     for (const Kind& kind : kinds) {
         for (Type type : all_types()) {
-            // The weight types: the quantized ones everywhere, the float ones in prefill, where
-            // their packed kernels are bound by the FMAs rather than by the weight stream.
+            // The weight types: the quantized ones everywhere, the float ones in decode and
+            // prefill (in L2 they are only a load per FMA, nothing to measure).
             const TypeTraits& t = traits(type);
             if (!t.tensor || (!t.quantized && !kind.float_weights)) continue;
             for (Shape shape : kind.shapes) {

@@ -102,5 +102,16 @@ TEST(Cpu, ActiveIsaIsTheExpectedOne) {
     }
 }
 
+// The float decode prefetch is off only on AMD family 19h, the Zen 4 cores whose own prefetchers
+// stream float weights faster alone; Zen 5 (1Ah), Intel and an unknown vendor keep it.
+TEST(Cpu, FloatDecodePrefetchOffOnlyOnZen4) {
+    EXPECT_FALSE(float_decode_prefetch("AuthenticAMD", 0x19));
+    EXPECT_TRUE(float_decode_prefetch("AuthenticAMD", 0x1a));
+    EXPECT_TRUE(float_decode_prefetch("AuthenticAMD", 0x17));
+    EXPECT_TRUE(float_decode_prefetch("GenuineIntel", 0x6));
+    EXPECT_TRUE(float_decode_prefetch("GenuineIntel", 0x19));
+    EXPECT_TRUE(float_decode_prefetch("", 0));
+}
+
 }  // namespace
 }  // namespace ggml_lite
