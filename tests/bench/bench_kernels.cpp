@@ -8,6 +8,8 @@
 //   matmul/<type>/<rows>x<cols>x<tokens>/<isa>/threads:N   prefill, as weight bytes/s and
 //       multiply-adds/s (counter "MAC/s"); the float weight types (f32, f16, bf16) too.
 //   bandwidth/read/threads:N   a read-only sum over 1 GiB: what the memory delivers.
+//   peak/<isa>/<sequence>/threads:N   an instruction sequence the kernels are built from, alone
+//       at full parallelism (peaks.h), as MAC/s: the compute ceiling of the kernels made of it.
 //   <isa>-packed: the same products on weights in the packed layout (packed.h) that lila
 //       uses where the ISA has packed kernels.
 //
@@ -28,6 +30,7 @@
 #include "ggml-lite/ops.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/type.h"
+#include "peaks.h"
 
 namespace {
 
@@ -139,6 +142,19 @@ void bandwidth_read(benchmark::State& state, int threads) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kGiB));
 }
 
+// One call of the sequence per iteration on each thread (Google Benchmark's threads run it at
+// once and sum the counter).
+void run_peak(benchmark::State& state, const lila_bench::Peak& peak) {
+    if (!isa_supported(peak.isa)) {
+        state.SkipWithError("ISA not supported on this machine");
+        return;
+    }
+    for (auto _ : state) benchmark::DoNotOptimize(peak.run());
+    state.counters["MAC/s"] = benchmark::Counter(
+        static_cast<double>(state.iterations()) * static_cast<double>(peak.macs_per_call),
+        benchmark::Counter::kIsRate);
+}
+
 // snprintf rather than std::string concatenation: GCC 12 at -O3 raises a false -Wrestrict
 // on chains of string operator+.
 std::string bench_name(const char* kind, Type type, Shape shape, int64_t tokens, Isa isa,
@@ -173,6 +189,16 @@ void register_all() {
             ->UseRealTime()
             ->ComputeStatistics("max", max_of)
             ->Unit(benchmark::kMillisecond);
+    }
+    for (const lila_bench::Peak& peak : lila_bench::peaks()) {
+        char name[64];
+        std::snprintf(name, sizeof name, "peak/%s/%s", isa_name(peak.isa), peak.name);
+        benchmark::RegisterBenchmark(name, run_peak, peak)
+            ->Threads(1)
+            ->Threads(2)
+            ->UseRealTime()
+            ->ComputeStatistics("max", max_of)
+            ->Unit(benchmark::kMicrosecond);
     }
     struct Kind {
         const char* name;
