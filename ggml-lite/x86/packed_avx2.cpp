@@ -416,11 +416,11 @@ constexpr int64_t kFloatChunk = 256;  // 8 KiB of F16 weights, 16 KiB of activat
 
 // Columns [c0, c1) of row pairs p0..p0 + RP - 1 against NT tokens. The partial sums start from
 // sums[t * RP + p] past the first chunk and are left there before the last one (c1 < n); the
-// last stores the rows.
+// last stores the rows. The lead pass (the chunk's first) fetches the next chunk into L2.
 template <class P, int NT, int RP>
 void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem* w,
                        const uint8_t* x, size_t x_stride, float (*sums)[8], float* y,
-                       int64_t y_stride, int p0, int nr) {
+                       int64_t y_stride, int p0, int nr, bool lead) {
     using Elem = typename P::Elem;
     // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
     // stores every accumulator to the stack at every step.
@@ -446,10 +446,18 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
     int64_t c = c0;
     for (; c + 4 <= c1; c += 4) {
         // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead into
-        // L2, a lead on top of the hardware prefetchers; the other passes find their slice in
-        // cache.
+        // L2, a lead on top of the hardware prefetchers. With more tokens, a chunk's first pass
+        // fetches the same block of the next chunk into L2 (past the last, the next group's
+        // first), and the other passes find their slice in cache: without it every chunk's
+        // first pass waited on memory: bench-kernels' 2048x2048x64 F16 and BF16 ran 25-35%
+        // slower, F32 about 12% (perf-log.md).
         const auto* wb = w + c * kPackRows;
-        if constexpr (RP == kGroupPairs) prefetch_float_block(wb);
+        if constexpr (RP == kGroupPairs) {
+            prefetch_float_block(wb);
+        } else if (lead) {
+            prefetch_lines<4 * kPackRows * sizeof(Elem), 2>(
+                reinterpret_cast<const uint8_t*>(wb + kFloatChunk * kPackRows));
+        }
         step(wb, [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
     }
     if (c < c1) {
@@ -486,8 +494,8 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
     const auto* wc = static_cast<const typename P::Elem*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
     if (nt == 1) {
-        packed_float_tile<P, 1, kGroupPairs>(n, 0, n, wc, xb, x_stride, nullptr, y, y_stride, 0,
-                                             nr);
+        packed_float_tile<P, 1, kGroupPairs>(n, 0, n, wc, xb, x_stride, nullptr, y, y_stride, 0, nr,
+                                             false);
         return;
     }
     // The partial sums of every row pair and token between chunks.
@@ -496,13 +504,13 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
         const int64_t c1 = n - c0 > kFloatChunk ? c0 + kFloatChunk : n;
         for (int p = 0; 2 * p < nr; p += kFloatPairs) {
             for (int t = 0; t < nt; t += kFloatTokens) {
-                FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens,
-                                             [&]<int NT>() {
-                                                 packed_float_tile<P, NT, kFloatPairs>(
-                                                     n, c0, c1, wc, xb + t * x_stride, x_stride,
-                                                     sums[p / kFloatPairs] + t * kFloatPairs,
-                                                     y + t * y_stride, y_stride, p, nr);
-                                             });
+                FK::with_count<kFloatTokens>(
+                    nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
+                        packed_float_tile<P, NT, kFloatPairs>(
+                            n, c0, c1, wc, xb + t * x_stride, x_stride,
+                            sums[p / kFloatPairs] + t * kFloatPairs, y + t * y_stride, y_stride, p,
+                            nr, p == 0 && t == 0);
+                    });
             }
         }
     }
