@@ -448,9 +448,9 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
         // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead into
         // L2, a lead on top of the hardware prefetchers. With more tokens, a chunk's first pass
         // fetches the same block of the next chunk into L2 (past the last, the next group's
-        // first), and the other passes find their slice in cache: without it every chunk's
-        // first pass waited on memory: bench-kernels' 2048x2048x64 F16 and BF16 ran 25-35%
-        // slower, F32 about 12% (perf-log.md).
+        // first; a prefetch never faults), and the other passes find their slice in cache.
+        // Without it every chunk's first pass waited on memory, and bench-kernels'
+        // 2048x2048x64 ran 25-35% slower for F16 and BF16, about 12% for F32 (perf-log.md).
         const auto* wb = w + c * kPackRows;
         if constexpr (RP == kGroupPairs) {
             prefetch_float_block(wb);
