@@ -67,6 +67,14 @@ __m256i pairs(__m128i a, __m128i b) {
     return Signed ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
 }
 
+// The low 8 bytes (one per row) as the 8 rows' int32 lanes, the byte in both int16 halves: a
+// vpmaddwd factor that scales both int16 sums of the lane. The bytes are signed or unsigned.
+template <bool Signed>
+__m256i twice(__m128i bytes) {
+    const __m128i doubled = _mm_unpacklo_epi8(bytes, bytes);
+    return Signed ? _mm256_cvtepi8_epi16(doubled) : _mm256_cvtepu8_epi16(doubled);
+}
+
 // sum_i pairs[i] . (word i of p), the words being int16 pairs of activation sums.
 template <int N>
 __m256i pair_dot(const __m256i* pairs, const int32_t* p) {
@@ -108,13 +116,25 @@ struct OffsetLevels16 : UnsignedLevels {
     }
 };
 
+// Where operand m of unit u meets the activations: bytes 32u + 4m.. of the super-block, unless
+// K regroups its units (act_byte).
+template <class K>
+constexpr int act_byte(int u, int m) {
+    if constexpr (requires { K::act_byte(0, 0); }) {
+        return K::act_byte(u, m);
+    } else {
+        return 32 * u + 4 * m;
+    }
+}
+
 // Each k-quant K gives Block, kGroup (words whose vpmaddubsw sums add up in int16 exactly, at
 // most 4 where a scale covers 16 values), kOps and product (UnsignedLevels' or its own), a Scales
 // type constructed from (block column, half), unit(w, h, u, op) (unit u's kOps operands), scale(s,
 // u, m0) (the vpmaddwd factor of words m0..m0 + kGroup - 1), init(s, x) (a token's integer sum
 // before the units) and finish(w, h, s, x, acc) (the float steps after the scales'). A K with
 // kMagnitudes (signed levels) gets product(op, m, xw, mw) with mw the activation word's
-// magnitudes, which k_tile makes once per super-block for all tokens and both halves.
+// magnitudes, which k_tile makes once per super-block for all tokens and both halves. A K
+// whose units are not 32 consecutive values gives act_byte(u, m).
 template <class K, int NT>
 void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
             int64_t y_stride, int nr) {
@@ -160,18 +180,18 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                 // activation words crowd the unit's operands out of the registers.
 #pragma GCC unroll 1
                 for (int t = 0; t < NT; t++) {
-                    const int8_t* xq = act(t, b).qs + 32 * u;
+                    const int8_t* xq = act(t, b).qs;
 #pragma GCC unroll 8
                     for (int m0 = 0; m0 < 8; m0 += K::kGroup) {
                         __m256i p = _mm256_setzero_si256();
 #pragma GCC unroll 8
                         for (int m = m0; m < m0 + K::kGroup; m++) {
+                            const int at = act_byte<K>(u, m);
                             __m256i pm;
                             if constexpr (kMagnitudes) {
-                                pm = K::product(op, m, word(xq + 4 * m),
-                                                word(mag[t] + 32 * u + 4 * m));
+                                pm = K::product(op, m, word(xq + at), word(mag[t] + at));
                             } else {
-                                pm = K::product(op, m, word(xq + 4 * m));
+                                pm = K::product(op, m, word(xq + at));
                             }
                             p = _mm256_add_epi16(p, pm);
                         }

@@ -250,13 +250,6 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
 
 // ---- Q4_K, Q5_K, Q6_K and IQ4_XS (k_tile: packed_avx2-inl.h) ---------------------------------
 
-// 8 bytes from each of 8 rows' lanes as int32, the value in both int16 halves: a vpmaddwd
-// factor that scales both int16 sums of the lane.
-__m256i twice(__m256i v32) {
-    return _mm256_or_si256(_mm256_and_si256(v32, _mm256_set1_epi32(0xffff)),
-                           _mm256_slli_epi32(v32, 16));
-}
-
 // Byte-wise: bit j of each byte moved to bit 4, the rest cleared (Q5_K's fifth bits of
 // sub-block j). The 16-bit lanes' shifts (at most 4) move bits across a byte boundary only into
 // places the mask clears.
@@ -285,7 +278,7 @@ struct KMin : UnsignedLevels {
             }
             __m128i s[8], m[8];  // the 8 rows' scales and mins, one byte lane per row
             q4_K_scales_mins_rows(b, s, m);
-            for (int j = 0; j < 8; j++) sc[j] = twice(_mm256_cvtepu8_epi32(s[j]));
+            for (int j = 0; j < 8; j++) sc[j] = twice<false>(s[j]);
             for (int i = 0; i < 4; i++) min_pairs[i] = pairs<false>(m[2 * i], m[2 * i + 1]);
         }
     };
@@ -323,9 +316,12 @@ struct KMin : UnsignedLevels {
 using Q4K = KMin<block_q4_Kx16, false>;
 using Q5K = KMin<block_q5_Kx16, true>;
 
-// Q6_K: unit u = 4H + k holds values 128H + 32k + 4m.. (m < 8), sub-blocks 2u and 2u + 1: the
-// ql nibble plus two qh bits shifted to bits 4-5. Pair sums reach 2 * 63 * 128, so only two
-// add up in int16.
+// Q6_K: the 128 values of half-block H are 4 sub-block pairs k, value 128H + 32k + i the ql
+// nibble of word 8 (k % 2) + i / 4 (low for k < 2) plus bits 2k, 2k + 1 of qh word i / 4, as
+// bits 4-5. Unit u = 4H + j takes words 2j, 2j + 1 of those three rows and makes all four
+// pairs' operands from them (operand 2k + i is word 2j + i of pair k): each ql word is read
+// once for 2 operands and each qh word once for 4. Pair sums reach 2 * 63 * 128, so only two
+// add up in int16: an operand pair, one word column of one sub-block.
 struct Q6K : OffsetLevels16<5> {
     using Block = block_q6_Kx16;
     static constexpr int kGroup = 2;
@@ -338,23 +334,38 @@ struct Q6K : OffsetLevels16<5> {
             for (int g = 0; g < 16; g++) {
                 b[g] =
                     _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales[g] + kHalfRows * h));
-                sc[g] = twice(_mm256_cvtepi8_epi32(b[g]));
+                sc[g] = twice<true>(b[g]);
             }
             for (int i = 0; i < 8; i++) sc_pairs[i] = pairs<true>(b[2 * i], b[2 * i + 1]);
         }
     };
+    static constexpr int act_byte(int u, int o) {
+        return 128 * (u / 4) + 32 * (o / 2) + 4 * (2 * (u % 4) + o % 2);
+    }
+    // Operands o0, o0 + 1 are values 128H + 32k + 8j.., k = o0 / 2: sub-block 8H + 2k + j / 2.
+    template <class Scales>
+    static __m256i scale(const Scales& s, int u, int o0) {
+        return s.sc[8 * (u / 4) + o0 + (u % 4) / 2];
+    }
     static void unit(const Block& w, int h, int u, __m256i* op) {
-        const int H = u / 4, k = u % 4;
-        const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(0x03);
-#pragma GCC unroll 8
-        for (int m = 0; m < 8; m++) {
-            const __m256i l = _mm256_loadu_si256(
-                reinterpret_cast<const __m256i*>(w.ql[16 * H + 8 * (k % 2) + m][kHalfRows * h]));
-            const __m256i qh = _mm256_loadu_si256(
-                reinterpret_cast<const __m256i*>(w.qh[8 * H + m][kHalfRows * h]));
-            const __m256i top = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), low2);
-            op[m] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l, 4 * (k / 2)), low4),
-                                    _mm256_slli_epi16(top, 4));
+        const int H = u / 4, j = u % 4;
+        const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+        const auto load = [&](const uint8_t(*rows)[kPackRows][4], int word) {
+            return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[word][kHalfRows * h]));
+        };
+        for (int i = 0; i < 2; i++) {
+            const int m = 2 * j + i;
+            const __m256i l0 = load(w.ql, 16 * H + m), l1 = load(w.ql, 16 * H + 8 + m);
+            const __m256i qh = load(w.qh, 8 * H + m);
+            // The 16-bit shifts bring in bits of the neighbouring byte; the masks clear them.
+            op[0 + i] = _mm256_or_si256(_mm256_and_si256(l0, low4),
+                                        _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45));
+            op[2 + i] = _mm256_or_si256(_mm256_and_si256(l1, low4),
+                                        _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45));
+            op[4 + i] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                                        _mm256_and_si256(qh, bits45));
+            op[6 + i] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                        _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45));
         }
     }
 };
@@ -382,7 +393,7 @@ struct IQ4XS {
                     reinterpret_cast<const __m128i*>(w.scales_h[k] + kHalfRows * h));
             }
             iq4_xs_scales_rows(l, hi, s);
-            for (int j = 0; j < 8; j++) sc[j] = twice(_mm256_cvtepi8_epi32(s[j]));
+            for (int j = 0; j < 8; j++) sc[j] = twice<true>(s[j]);
         }
     };
     static void unit(const Block& w, int h, int u, __m256i* op) {

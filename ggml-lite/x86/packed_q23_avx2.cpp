@@ -28,22 +28,17 @@ void two_bit_unit(const uint8_t (*qs)[kPackRows][4], int h, int u, __m256i* op) 
     }
 }
 
-template <bool Signed>
-__m256i widen(__m128i b) {
-    return Signed ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
-}
-
-// The scales of sub-blocks 2p and 2p + 1 of 8 rows (bytes 0-7 and 8-15 of v) as int16: sc[0]
-// and sc[1] each scale in both halves of its row's lane (a vpmaddwd factor); row_pairs the pair
+// The scales of sub-blocks 2p and 2p + 1 of 8 rows (bytes 0-7 and 8-15 of v): sc[0] and sc[1]
+// each scale in both halves of its row's lane (a vpmaddwd factor); row_pairs the pair
 // (s_2p, s_2p+1) per lane (against a pair of bsums).
 template <bool Signed>
 void twice_pair(__m128i v, __m256i* sc) {
-    sc[0] = widen<Signed>(_mm_unpacklo_epi8(v, v));
-    sc[1] = widen<Signed>(_mm_unpackhi_epi8(v, v));
+    sc[0] = twice<Signed>(v);
+    sc[1] = twice<Signed>(_mm_unpackhi_epi64(v, v));
 }
 template <bool Signed>
 __m256i row_pairs(__m128i v) {
-    return widen<Signed>(_mm_unpacklo_epi8(v, _mm_srli_si128(v, 8)));
+    return pairs<Signed>(v, _mm_srli_si128(v, 8));
 }
 
 // Half h's bytes of scale bytes k and k2 of a block column: 8 rows each.
