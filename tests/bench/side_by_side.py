@@ -3,6 +3,8 @@
 
     tests/bench/side_by_side.py --ik PATH/llama-bench [--llama PATH/llama-bench] \\
         [--isa avx2] [-t 1,2] [-p 512] [-n 32] [-r 2] [--rounds 1] [--json OUT] FILE.gguf...
+    tests/bench/side_by_side.py --from-json OUT...   (the table of saved results, e.g. of
+        several sittings or rounds together)
 
 For each round, file and thread count it runs `lila bench`, then ik_llama.cpp's llama-bench
 with its run-time repacking (`-rtr 1`), then llama.cpp's, one after the other, so that the
@@ -92,7 +94,17 @@ def main():
     ap.add_argument("--llama-p", type=int, help="llama.cpp's prompt length (0: decode only)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--json", help="append each result to this file (JSON lines)")
+    ap.add_argument("--from-json", action="store_true",
+                    help="the FILEs are --json outputs: print the table of every result in them "
+                         "(the mean per file and thread count), running nothing")
     args = ap.parse_args()
+    if args.from_json:
+        results = []
+        for path in args.files:
+            with open(path) as f:
+                results += [json.loads(line) for line in f if line.strip()]
+        table(results, args)
+        return
     if args.llama_p is None:
         args.llama_p = args.p
     results = []
