@@ -52,7 +52,8 @@ __m256i word(const int8_t* p) {
 // ---- The k-quants ------------------------------------------------------------------------------
 //
 // A super-block column against Q8_K activations, half by half, in 8 units of 32 values: unit u
-// is 8 words (word m pairs with activation bytes 32u + 4m..), unpacked once for all tokens into
+// is 8 words (word m pairs with activation bytes 32u + 4m.., or where the K's act_byte puts
+// them), unpacked once for all tokens into
 // K::kOps operands, K::product giving word m's vpmaddubsw int16 pair sums. A unit's products
 // add up in int16 in groups of kGroup (as many as stay exact), and one vpmaddwd per group
 // against the rows' scale (in both int16 halves of each lane) gives scale * dot in int32. So a
@@ -97,7 +98,8 @@ struct UnsignedLevels {
 // sc_pairs[8], the pairs (sc_2i, sc_2i+1)) and levels q - 2^Shift (Q6_K: 32, Q3_K: 4).
 template <int Shift>
 struct OffsetLevels16 : UnsignedLevels {
-    // Words m < 4 are sub-block 2u, the others 2u + 1.
+    // Words m < 4 are sub-block 2u, the others 2u + 1 (Q6_K, which regroups its units, has its
+    // own).
     template <class Scales>
     static __m256i scale(const Scales& s, int u, int m) {
         return s.sc[2 * u + m / 4];

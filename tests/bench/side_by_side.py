@@ -96,7 +96,8 @@ def main():
     ap.add_argument("--json", help="append each result to this file (JSON lines)")
     ap.add_argument("--from-json", action="store_true",
                     help="the FILEs are --json outputs: print the table of every result in them "
-                         "(the mean per file and thread count), running nothing")
+                         "(the mean per file and thread count), running nothing; -p and -n name "
+                         "the columns, so give them as the sitting had them")
     args = ap.parse_args()
     if args.from_json:
         results = []
