@@ -218,13 +218,25 @@ bool isa_supported(Isa isa) {
     return isa_built(isa) && std::ranges::all_of(needs(isa), [&f](Flag flag) { return f.*flag; });
 }
 
-bool float_decode_prefetch(std::string_view vendor, unsigned family) {
-    return !(vendor == "AuthenticAMD" && family == 0x19);
+PrefetchPolicy prefetch_policy(std::string_view vendor, unsigned family) {
+    struct Row {
+        std::string_view vendor;
+        unsigned family;
+        PrefetchPolicy policy;
+    };
+    static constexpr Row kMeasured[] = {
+        {"AuthenticAMD", 0x19, {.float_decode = false, .block_l1 = true}},
+        {"AuthenticAMD", 0x1a, {.float_decode = true, .block_l1 = false}},
+    };
+    for (const Row& row : kMeasured) {
+        if (row.vendor == vendor && row.family == family) return row.policy;
+    }
+    return {};
 }
 
-bool float_decode_prefetch() {
-    static const bool prefetch = float_decode_prefetch(features().vendor, features().family);
-    return prefetch;
+PrefetchPolicy prefetch_policy() {
+    static const PrefetchPolicy policy = prefetch_policy(features().vendor, features().family);
+    return policy;
 }
 
 std::string isa_unsupported_reason(Isa isa) {

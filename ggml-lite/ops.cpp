@@ -12,6 +12,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "cpu.h"
 #include "packed.h"
 
 namespace ggml_lite {
@@ -194,10 +195,15 @@ std::string kernel_path(const Kernels& k, Type t) {
                          : bf16_dot          ? "vdpbf16ps on activations rounded to BF16"
                                              : "vfmadd";
         const bool avx512 = k.isa == Isa::Avx512 || k.isa == Isa::Avx512Bf16;
-        const bool no_prefetch = avx512 && !traits(t).quantized && !float_decode_prefetch();
+        const PrefetchPolicy policy = prefetch_policy();
+        const char* prefetch = "";
+        if (avx512 && !traits(t).quantized && !policy.float_decode) {
+            prefetch = "; decode leaves the prefetching to this CPU (AMD family 19h)";
+        } else if (avx512 && traits(t).block_size == 32 && !policy.block_l1) {
+            prefetch = "; weights prefetched into L2 only on this CPU (AMD family 1Ah)";
+        }
         return isa + ", weights packed at load in 16-row groups" +
-               (avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "") +
-               (no_prefetch ? "; decode leaves the prefetching to this CPU (AMD family 19h)" : "");
+               (avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "") + prefetch;
     }
     if (!k.of(t).vec_dot) return "none";
     return isa + ", activations as " + type_name(traits(t).vec_dot_type);

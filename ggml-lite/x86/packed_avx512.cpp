@@ -95,10 +95,11 @@ struct PackedQ8 {  // stored as w + 128 already
     }
 };
 
+// l1_lead: whether the weights are also prefetched into L1 (cpu.h: PrefetchPolicy::block_l1).
 template <class P, int NT>
 void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
-                 float* y, int64_t y_stride, __mmask16 rows) {
-    // Blocks ahead to prefetch into L1 (and kFarAhead bytes into L2): the group is one
+                 float* y, int64_t y_stride, __mmask16 rows, bool l1_lead) {
+    // Blocks ahead to prefetch into L1 and kFarAhead bytes ahead into L2: the group is one
     // contiguous stream, but the lead keeps enough lines in flight when one thread streams
     // alone.
     constexpr int64_t kAhead = 8;
@@ -109,7 +110,8 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
-        prefetch_lines<sizeof(typename P::Block)>(wb + kAhead * sizeof(typename P::Block));
+        if (l1_lead)
+            prefetch_lines<sizeof(typename P::Block)>(wb + kAhead * sizeof(typename P::Block));
         prefetch_lines<sizeof(typename P::Block), 2>(wb + kFarAhead);
         __m512i op[8];
         P::load(w[b], op);
@@ -188,8 +190,10 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wb = static_cast<const typename P::Block*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    FK::with_count<kPackTokens>(
-        nt, [&]<int NT>() { packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows); });
+    const bool l1_lead = prefetch_policy().block_l1;
+    FK::with_count<kPackTokens>(nt, [&]<int NT>() {
+        packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows, l1_lead);
+    });
 }
 
 // Float weights: a 4-column block of the group is 16 rows of 4 values (packed.h), four vectors:
@@ -199,7 +203,7 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
 // Tokens per pass: 24 accumulators, 4 weight vectors and a broadcast in 32 registers.
 constexpr int kFloatTokens = 6;
 
-// prefetch: whether the pass prefetches the weights (cpu.h: float_decode_prefetch).
+// prefetch: whether the pass prefetches the weights (cpu.h: PrefetchPolicy::float_decode).
 template <class P, int NT>
 void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, size_t x_stride,
                        float* y, int64_t y_stride, __mmask16 rows, bool prefetch) {
@@ -257,7 +261,7 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wc = static_cast<const typename P::Elem*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    const bool prefetch = nt > 1 || float_decode_prefetch();
+    const bool prefetch = nt > 1 || prefetch_policy().float_decode;
     for (int t = 0; t < nt; t += kFloatTokens) {
         FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
             packed_float_tile<P, NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride,

@@ -49,7 +49,7 @@ void bf16_activations(const float* x, void* y, int64_t n) {
 constexpr int kTokens = 8;
 
 // prefetch: whether the pass prefetches the weights as the F32-FMA float kernels do
-// (cpu.h: float_decode_prefetch).
+// (cpu.h: PrefetchPolicy::float_decode).
 template <int NT>
 void bf16_tile(int64_t n, const uint16_t* w, const uint8_t* x, size_t x_stride, float* y,
                int64_t y_stride, __mmask16 rows, bool prefetch) {
@@ -131,7 +131,7 @@ void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stri
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wc = static_cast<const uint16_t*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    const bool prefetch = nt > 1 || float_decode_prefetch();
+    const bool prefetch = nt > 1 || prefetch_policy().float_decode;
     for (int t = 0; t < nt; t += kTokens) {
         with_count<kTokens>(nt - t < kTokens ? nt - t : kTokens, [&]<int NT>() {
             bf16_tile<NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride, rows,

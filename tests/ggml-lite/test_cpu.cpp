@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "ggml-lite/cpu.h"
 #include "ggml-lite/kernels.h"
@@ -102,15 +104,24 @@ TEST(Cpu, ActiveIsaIsTheExpectedOne) {
     }
 }
 
-// The float decode prefetch is off only on AMD family 19h, the Zen 4 cores whose own prefetchers
-// stream float weights faster alone; Zen 5 (1Ah), Intel and an unknown vendor keep it.
-TEST(Cpu, FloatDecodePrefetchOffOnlyOnZen4) {
-    EXPECT_FALSE(float_decode_prefetch("AuthenticAMD", 0x19));
-    EXPECT_TRUE(float_decode_prefetch("AuthenticAMD", 0x1a));
-    EXPECT_TRUE(float_decode_prefetch("AuthenticAMD", 0x17));
-    EXPECT_TRUE(float_decode_prefetch("GenuineIntel", 0x6));
-    EXPECT_TRUE(float_decode_prefetch("GenuineIntel", 0x19));
-    EXPECT_TRUE(float_decode_prefetch("", 0));
+// The measured exceptions to the prefetch defaults: the float decode prefetch is off only on AMD
+// family 19h (Zen 4), the 32-value blocks' L1 lead only on AMD family 1Ah (Zen 5); Intel, other
+// AMD families and an unknown vendor keep both.
+TEST(Cpu, PrefetchPolicyDiffersOnlyOnZen4AndZen5) {
+    const auto policy = [](std::string_view vendor, unsigned family) {
+        const PrefetchPolicy p = prefetch_policy(vendor, family);
+        return std::pair{p.float_decode, p.block_l1};
+    };
+    EXPECT_EQ(policy("AuthenticAMD", 0x19), std::pair(false, true));
+    EXPECT_EQ(policy("AuthenticAMD", 0x1a), std::pair(true, false));
+    for (const auto& [vendor, family] :
+         {std::pair<std::string_view, unsigned>{"AuthenticAMD", 0x17},
+          {"GenuineIntel", 0x6},
+          {"GenuineIntel", 0x19},
+          {"GenuineIntel", 0x1a},
+          {"", 0}}) {
+        EXPECT_EQ(policy(vendor, family), std::pair(true, true)) << vendor << " " << family;
+    }
 }
 
 }  // namespace
