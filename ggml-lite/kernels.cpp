@@ -59,8 +59,15 @@ Kernels with_overrides(const Kernels& base, Isa isa, std::span<const TypeOverrid
             bad_override(isa, o.type,
                          "packed kernels for a type with no packed layout (packed.cpp)");
         }
+        if (o.kernels.gemv2 && !o.kernels.gemm) {
+            bad_override(isa, o.type, "a gemv2 without its gemm (it gives gemm's bits)");
+        }
         replace(to.quantize, o.kernels.quantize);
-        replace(to.gemm, o.kernels.gemm);
+        // A new gemm takes its own gemv2, or none: the base's pairs another kernel's bits.
+        if (o.kernels.gemm) {
+            to.gemm = o.kernels.gemm;
+            to.gemv2 = o.kernels.gemv2;
+        }
     }
     return k;
 }

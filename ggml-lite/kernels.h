@@ -59,6 +59,12 @@ struct PackedKernels {
     // on tiling, and every table gives the scalar one's bits.
     void (*gemm)(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                  int64_t y_stride, int nr, int nt);
+    // One token against two groups, gemm(n, w0, x, 0, y0, 0, nr0, 1) and the same for w1, y1,
+    // nr1, with the same bits: the two groups' weights streamed side by side, which one core
+    // reads faster than one stream (the driver pairs groups far apart for decode). nullptr:
+    // the driver runs the groups one by one.
+    void (*gemv2)(int64_t n, const void* w0, const void* w1, const void* x, float* y0, float* y1,
+                  int nr0, int nr1) = nullptr;
 };
 
 // ---- Attention -----------------------------------------------------------------------------
@@ -136,7 +142,8 @@ struct PackedOverride {
 // are base's, for the caller to replace. Throws std::invalid_argument, naming the ISA, for an
 // override of a value that is not a type of the type table, for two overrides of one type in a
 // list, for a vec_dot without its gemm_tile or the reverse (a tile gives its own vec_dot's
-// bits, not another table's), and for packed kernels of a type without a packed layout.
+// bits, not another table's), for a gemv2 without its gemm, and for packed kernels of a type
+// without a packed layout. An override's gemm replaces the base's gemv2 with its own (or none).
 Kernels with_overrides(const Kernels& base, Isa isa, std::span<const TypeOverride> types,
                        std::span<const PackedOverride> packed);
 

@@ -36,18 +36,34 @@ struct ActFormat {
 };
 
 // One matrix of a matmul: its kernel, its activation format, its share of the work units
-// (groups of kPackRows rows).
+// (groups of kPackRows rows, or for one token where the kernel has a gemv2, pairs of groups:
+// unit u is groups u and u + units, the two streams far apart, or group u alone past the last
+// group).
 struct Product {
     const Matrix* W;
     float* y;
     const PackedKernels* packed;  // nullptr: gemm_tile on W.data
     const TypeKernels* tile;
     int format;
+    int64_t groups;
     int64_t units;
+    bool pairs = false;
 };
 
 constexpr int kMaxFormats = 4;
 constexpr int kMaxProducts = 4;
+
+// Group u of p and group v of p against the one token: one gemv2.
+void run_pair(const Product& p, const ActFormat& f, int64_t u, int64_t v) {
+    const Matrix& W = *p.W;
+    const size_t group = packed_group_size(W.type, W.cols);
+    const auto* w = static_cast<const uint8_t*>(W.packed);
+    const auto rows = [&](int64_t g) {
+        return static_cast<int>(std::min<int64_t>(kPackRows, W.rows - g * kPackRows));
+    };
+    p.packed->gemv2(W.cols, w + u * group, w + v * group, f.rows, p.y + u * kPackRows,
+                    p.y + v * kPackRows, rows(u), rows(v));
+}
 
 // Rows [u * kPackRows, ...) of p against tokens [t0, t1).
 void run_unit(const Product& p, const ActFormat& f, int64_t u, int64_t t0, int64_t t1) {
@@ -104,12 +120,15 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
             throw std::invalid_argument("matmul: columns not a multiple of the block size");
         }
         Product& p = products[n_products++];
-        p = {&W, o.y, nullptr, &k.of(W.type), 0, (W.rows + kPackRows - 1) / kPackRows};
+        const int64_t groups = (W.rows + kPackRows - 1) / kPackRows;
+        p = {&W, o.y, nullptr, &k.of(W.type), 0, groups, groups};
         ActFormat f;
         const PackedKernels& pk = k.packed_of(W.type);
         if (W.packed && pk.gemm) {
             p.packed = &pk;
             f = {pk.quantize, packed_activation_size(W.type, cols)};
+            p.pairs = n_tokens == 1 && pk.gemv2 && groups >= 2;
+            if (p.pairs) p.units = (groups + 1) / 2;
         } else if (wt.vec_dot_type == Type::F32) {
             f = {nullptr, cols * sizeof(float)};
         } else {
@@ -167,7 +186,14 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
                 int i = 0;
                 int64_t first = 0;
                 while (u >= first + products[i].units) first += products[i++].units;
-                run_unit(products[i], formats[products[i].format], u - first, t0, t1);
+                const Product& p = products[i];
+                const ActFormat& f = formats[p.format];
+                const int64_t g = u - first;
+                if (p.pairs && g + p.units < p.groups) {
+                    run_pair(p, f, g, g + p.units);
+                } else {
+                    run_unit(p, f, g, t0, t1);
+                }
             }
         }
     }

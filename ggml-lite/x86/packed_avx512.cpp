@@ -95,89 +95,124 @@ struct PackedQ8 {  // stored as w + 128 already
     }
 };
 
-// l1_lead: whether the weights are also prefetched into L1 (cpu.h: PrefetchPolicy::block_l1).
+// Blocks ahead to prefetch into L1 when l1_lead (cpu.h: PrefetchPolicy::block_l1), besides
+// kFarAhead bytes into L2: a group is one contiguous stream, but the lead keeps enough lines in
+// flight when one thread streams alone.
+constexpr int64_t kAhead = 8;
+
+template <class Block>
+void prefetch_block(const Block* wb, bool l1_lead) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
+    if (l1_lead) prefetch_lines<sizeof(Block)>(bytes + kAhead * sizeof(Block));
+    prefetch_lines<sizeof(Block), 2>(bytes + kFarAhead);
+}
+
+// The weight side of block column w: its 8 operands, the rows' scales and (Q4_1, Q5_1) minimums.
+template <class P>
+struct BlockColumn {
+    __m512i op[8];
+    __m512 d, m;
+    explicit BlockColumn(const typename P::Block& w) {
+        P::load(w, op);
+        d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.d)));
+        if constexpr (std::is_same_v<typename P::Act, block_q8_1c>) {
+            m = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.m)));
+        }
+    }
+};
+
+// The activation block's word i (bytes 4i..4i + 3) in every lane.
+template <class Act>
+__m512i act_word(const Act& a, int i) {
+    int32_t v;
+    __builtin_memcpy(&v, a.qs + 4 * i, 4);
+    return _mm512_set1_epi32(v);
+}
+
+// A token's integer sum starts from the correction; block_q8_1c has none.
+template <class Act>
+__m512i start_sum(const Act& a) {
+    if constexpr (std::is_same_v<Act, block_q8_1c>) {
+        return _mm512_setzero_si512();
+    } else {
+        return _mm512_set1_epi32(a.c);
+    }
+}
+
+// acc plus the block's term for the token whose integer dot is sum.
+template <class P>
+__m512 finish_block(const BlockColumn<P>& c, const typename P::Act& a, __m512i sum, __m512 acc) {
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(c.d, _mm512_set1_ps(a.d)), acc);
+    if constexpr (std::is_same_v<typename P::Act, block_q8_1c>) {
+        acc = _mm512_fmadd_ps(c.m, _mm512_set1_ps(a.s), acc);
+    }
+    return acc;
+}
+
+// One token against G groups (decode; PackedKernels::gemv2 for G = 2), each group's sum as two
+// chains of four vpdpbusd per block. The groups' blocks are interleaved: one core reads two
+// streams far apart faster than one (a Zen 5 core 23.8 -> 32.3 GB/s in a scratch loop of Q8_0
+// block columns, the probe's rate; docs/perf-log.md).
+template <class P, int G>
+void packed_decode(int64_t nb, const typename P::Block* const* w, const uint8_t* x, float* const* y,
+                   const __mmask16* rows, bool l1_lead) {
+    const auto* xa = reinterpret_cast<const typename P::Act*>(x);
+    __m512 acc[G];
+    for (int g = 0; g < G; g++) acc[g] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+#pragma GCC unroll 2
+        for (int g = 0; g < G; g++) {
+            prefetch_block(w[g] + b, l1_lead);
+            const BlockColumn<P> c(w[g][b]);
+            __m512i s0 = start_sum(xa[b]), s1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; i++) {
+                s0 = _mm512_dpbusd_epi32(s0, c.op[i], act_word(xa[b], i));
+                s1 = _mm512_dpbusd_epi32(s1, c.op[i + 4], act_word(xa[b], i + 4));
+            }
+            acc[g] = finish_block(c, xa[b], _mm512_add_epi32(s0, s1), acc[g]);
+        }
+    }
+    for (int g = 0; g < G; g++) _mm512_mask_storeu_ps(y[g], rows[g], acc[g]);
+}
+
+// NT >= 2 tokens against one group.
 template <class P, int NT>
 void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
                  float* y, int64_t y_stride, __mmask16 rows, bool l1_lead) {
-    // Blocks ahead to prefetch into L1 and kFarAhead bytes ahead into L2: the group is one
-    // contiguous stream, but the lead keeps enough lines in flight when one thread streams
-    // alone.
-    constexpr int64_t kAhead = 8;
     // Tokens whose vpdpbusd chains are interleaved: a chain is 8 dependent instructions of
     // latency 5, so four side by side keep both vector ports busy.
     constexpr int kChains = 4;
+    using Act = typename P::Act;
     __m512 acc[NT];
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
-        if (l1_lead)
-            prefetch_lines<sizeof(typename P::Block)>(wb + kAhead * sizeof(typename P::Block));
-        prefetch_lines<sizeof(typename P::Block), 2>(wb + kFarAhead);
-        __m512i op[8];
-        P::load(w[b], op);
-        const __m512 wd =
-            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].d)));
-        using Act = typename P::Act;
-        constexpr bool kMin = std::is_same_v<Act, block_q8_1c>;
+        prefetch_block(w + b, l1_lead);
+        const BlockColumn<P> c(w[b]);
         const auto act = [&](int t) -> const Act& {
             return reinterpret_cast<const Act*>(x + t * x_stride)[b];
         };
-        const auto word = [&](int t, int i) {
-            int32_t v;
-            __builtin_memcpy(&v, act(t).qs + 4 * i, 4);
-            return _mm512_set1_epi32(v);
-        };
-        // The integer sum starts from the correction; block_q8_1c has none.
-        const auto start = [&](int t) {
-            if constexpr (kMin) {
-                return _mm512_setzero_si512();
-            } else {
-                return _mm512_set1_epi32(act(t).c);
-            }
-        };
-        const __m512 wm = [&] {  // the rows' minimums (Q4_1, Q5_1)
-            if constexpr (kMin) {
-                return _mm512_cvtph_ps(
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].m)));
-            } else {
-                return _mm512_setzero_ps();
-            }
-        }();
-        const auto finish = [&](int t, __m512i sum) {
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum),
-                                     _mm512_mul_ps(wd, _mm512_set1_ps(act(t).d)), acc[t]);
-            if constexpr (kMin) acc[t] = _mm512_fmadd_ps(wm, _mm512_set1_ps(act(t).s), acc[t]);
-        };
-        if constexpr (NT == 1) {
-            // One token: its sum as two chains of four.
-            __m512i s0 = start(0), s1 = _mm512_setzero_si512();
-#pragma GCC unroll 4
-            for (int i = 0; i < 4; i++) {
-                s0 = _mm512_dpbusd_epi32(s0, op[i], word(0, i));
-                s1 = _mm512_dpbusd_epi32(s1, op[i + 4], word(0, i + 4));
-            }
-            finish(0, _mm512_add_epi32(s0, s1));
-        } else {
-            // Unrolled, so that acc[] and s[] live in registers.
+        // Unrolled, so that acc[] and s[] live in registers.
 #pragma GCC unroll 16
-            for (int t0 = 0; t0 < NT; t0 += kChains) {
-                constexpr int kMax = kChains;
-                __m512i s[kMax];
+        for (int t0 = 0; t0 < NT; t0 += kChains) {
+            constexpr int kMax = kChains;
+            __m512i s[kMax];
+#pragma GCC unroll 4
+            for (int g = 0; g < kMax; g++) {
+                if (t0 + g < NT) s[g] = start_sum(act(t0 + g));
+            }
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; i++) {
 #pragma GCC unroll 4
                 for (int g = 0; g < kMax; g++) {
-                    if (t0 + g < NT) s[g] = start(t0 + g);
-                }
-#pragma GCC unroll 8
-                for (int i = 0; i < 8; i++) {
-#pragma GCC unroll 4
-                    for (int g = 0; g < kMax; g++) {
-                        if (t0 + g < NT) s[g] = _mm512_dpbusd_epi32(s[g], op[i], word(t0 + g, i));
+                    if (t0 + g < NT) {
+                        s[g] = _mm512_dpbusd_epi32(s[g], c.op[i], act_word(act(t0 + g), i));
                     }
                 }
+            }
 #pragma GCC unroll 4
-                for (int g = 0; g < kMax; g++) {
-                    if (t0 + g < NT) finish(t0 + g, s[g]);
-                }
+            for (int g = 0; g < kMax; g++) {
+                if (t0 + g < NT) acc[t0 + g] = finish_block(c, act(t0 + g), s[g], acc[t0 + g]);
             }
         }
     }
@@ -191,9 +226,27 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
     const auto* wb = static_cast<const typename P::Block*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
     const bool l1_lead = prefetch_policy().block_l1;
+    if (nt == 1) {
+        packed_decode<P, 1>(n / QK8_0, &wb, xb, &y, &rows, l1_lead);
+        return;
+    }
     FK::with_count<kPackTokens>(nt, [&]<int NT>() {
-        packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows, l1_lead);
+        if constexpr (NT >= 2) {
+            packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows, l1_lead);
+        }
     });
+}
+
+template <class P>
+void packed_gemv2(int64_t n, const void* w0, const void* w1, const void* x, float* y0, float* y1,
+                  int nr0, int nr1) {
+    const typename P::Block* w[2] = {static_cast<const typename P::Block*>(w0),
+                                     static_cast<const typename P::Block*>(w1)};
+    float* y[2] = {y0, y1};
+    const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
+                               static_cast<__mmask16>((1u << nr1) - 1)};
+    packed_decode<P, 2>(n / QK8_0, w, static_cast<const uint8_t*>(x), y, rows,
+                        prefetch_policy().block_l1);
 }
 
 // Float weights: a 4-column block of the group is 16 rows of 4 values (packed.h), four vectors:
@@ -277,9 +330,19 @@ void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, 
     packed_gemm<PackedQ8>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_q8_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ8>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_q4_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     packed_gemm<PackedQ4>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemv2_q4_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ4>(n, w0, w1, x, y0, y1, nr0, nr1);
 }
 
 void packed_gemm_q5_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
@@ -287,9 +350,19 @@ void packed_gemm_q5_0(int64_t n, const void* w, const void* x, size_t x_stride, 
     packed_gemm<PackedQ5>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_q5_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ5>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_iq4_nl(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                         int64_t y_stride, int nr, int nt) {
     packed_gemm<PackedIQ4NL>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemv2_iq4_nl(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                         float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedIQ4NL>(n, w0, w1, x, y0, y1, nr0, nr1);
 }
 
 void packed_gemm_q4_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
@@ -297,9 +370,19 @@ void packed_gemm_q4_1(int64_t n, const void* w, const void* x, size_t x_stride, 
     packed_gemm<PackedQ4_1>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_q4_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ4_1>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_q5_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     packed_gemm<PackedQ5_1>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemv2_q5_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ5_1>(n, w0, w1, x, y0, y1, nr0, nr1);
 }
 
 void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

@@ -20,6 +20,19 @@ void packed_gemm_q4_1(int64_t n, const void* w, const void* x, size_t x_stride, 
                       int64_t y_stride, int nr, int nt);
 void packed_gemm_q5_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
+// PackedKernels::gemv2 of the 32-value block types.
+void packed_gemv2_q8_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
+void packed_gemv2_q4_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
+void packed_gemv2_q5_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
+void packed_gemv2_iq4_nl(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                         float* y1, int nr0, int nr1);
+void packed_gemv2_q4_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
+void packed_gemv2_q5_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
 void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                      int64_t y_stride, int nr, int nt);
 void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

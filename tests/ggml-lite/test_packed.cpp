@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "ggml-lite/ops.h"
@@ -372,6 +373,43 @@ TEST(Packed, GemmMatchesScalarBitForBit) {
             }
         }
     }
+}
+
+// gemv2 (decode of two groups side by side) gives gemm's bits for each group, writes only their
+// rows, and takes a short last group.
+TEST(Packed, Gemv2MatchesGemmBitForBit) {
+    int checked = 0;
+    for (Type type : packed_types()) {
+        for (int64_t cols : {32, 256, 2048, 7, 259}) {
+            if (cols % block_size(type)) continue;
+            const int64_t rows = 2 * kPackRows;
+            const auto w = test::random_matrix(type, rows, cols, 7);
+            const auto p = pack(type, w, rows, cols);
+            const size_t group = packed_group_size(type, cols);
+            const auto x = test::random_floats(cols, 8);
+            for (const Kernels* k : packed_tables(type)) {
+                const PackedKernels& pk = k->packed_of(type);
+                if (!pk.gemv2) continue;
+                const auto xa = activations(*k, type, x, 1, cols);
+                for (const auto& [nr0, nr1] : {std::pair{16, 16}, std::pair{16, 5}, {1, 1}}) {
+                    std::vector<float> want(rows, -1.0f), got(rows, -1.0f);
+                    ref().packed_of(type).gemm(cols, p.data(), xa.data(), 0, want.data(), 0, nr0,
+                                               1);
+                    ref().packed_of(type).gemm(cols, p.data() + group, xa.data(), 0,
+                                               want.data() + kPackRows, 0, nr1, 1);
+                    // The groups in the other order: w0 need not come first in memory.
+                    pk.gemv2(cols, p.data() + group, p.data(), xa.data(), got.data() + kPackRows,
+                             got.data(), nr1, nr0);
+                    ASSERT_EQ(got, want) << isa_name(k->isa) << ' ' << type_name(type)
+                                         << " cols=" << cols << " rows " << nr0 << '+' << nr1;
+                    checked++;
+                }
+            }
+        }
+    }
+#if defined(__x86_64__)
+    if (isa_supported(Isa::Avx512)) EXPECT_GT(checked, 0) << "no table has a gemv2";
+#endif
 }
 
 // kPackRows rows w of `type` (extreme levels) against `tokens` activation rows x (the packed

@@ -204,6 +204,25 @@ TEST(Tables, BuilderRejectsBadOverrides) {
     EXPECT_EQ(rejection({}, {{Type::Q8_K, p8}}),
               "kernel table avx2: q8_k: packed kernels for a type with no packed layout "
               "(packed.cpp)");
+    const auto gemv2 = [](int64_t, const void*, const void*, const void*, float*, float*, int,
+                          int) {};
+    EXPECT_EQ(rejection({}, {{Type::Q8_0, {p8.quantize, nullptr, gemv2}}}),
+              "kernel table avx2: q8_0: a gemv2 without its gemm (it gives gemm's bits)");
+}
+
+// A gemm override brings its own gemv2 or none: the base's gemv2 gives the base gemm's bits.
+TEST(Tables, GemmOverrideReplacesTheGemv2) {
+    const auto gemv2 = [](int64_t, const void*, const void*, const void*, float*, float*, int,
+                          int) {};
+    const PackedKernels p8 = ref().packed_of(Type::Q8_0);
+    const PackedOverride with[] = {{Type::Q8_0, {nullptr, p8.gemm, gemv2}}};
+    const Kernels base = with_overrides(ref(), Isa::Avx2, {}, with);
+    EXPECT_EQ(base.packed_of(Type::Q8_0).gemv2, +gemv2);
+    const PackedOverride quantize_only[] = {{Type::Q8_0, {p8.quantize, nullptr}}};
+    EXPECT_EQ(with_overrides(base, Isa::Avx2, {}, quantize_only).packed_of(Type::Q8_0).gemv2,
+              +gemv2);
+    const PackedOverride gemm_only[] = {{Type::Q8_0, {nullptr, p8.gemm}}};
+    EXPECT_EQ(with_overrides(base, Isa::Avx2, {}, gemm_only).packed_of(Type::Q8_0).gemv2, nullptr);
 }
 
 }  // namespace
