@@ -647,9 +647,9 @@ constexpr TypeOverride kTypes[] = {
 };
 
 constexpr PackedOverride kPacked[] = {
-    {Type::F32, {nullptr, avx512::packed_gemm_f32}},
-    {Type::F16, {nullptr, avx512::packed_gemm_f16}},
-    {Type::BF16, {nullptr, avx512::packed_gemm_bf16}},
+    {Type::F32, {nullptr, avx512::packed_gemm_f32, avx512::packed_gemv2_f32}},
+    {Type::F16, {nullptr, avx512::packed_gemm_f16, avx512::packed_gemv2_f16}},
+    {Type::BF16, {nullptr, avx512::packed_gemm_bf16, avx512::packed_gemv2_bf16}},
     {Type::Q8_0,
      {quantize_q8_0c<128, quantize_q8_0>, avx512::packed_gemm_q8_0, avx512::packed_gemv2_q8_0}},
     {Type::Q4_0,

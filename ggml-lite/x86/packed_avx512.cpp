@@ -256,21 +256,29 @@ void packed_gemv2(int64_t n, const void* w0, const void* w1, const void* x, floa
 // Tokens per pass: 24 accumulators, 4 weight vectors and a broadcast in 32 registers.
 constexpr int kFloatTokens = 6;
 
-// prefetch: whether the pass prefetches the weights (cpu.h: PrefetchPolicy::float_decode).
-template <class P, int NT>
-void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, size_t x_stride,
-                       float* y, int64_t y_stride, __mmask16 rows, bool prefetch) {
+// NT tokens against G groups (G = 2 only for one token: PackedKernels::gemv2, the groups'
+// blocks interleaved, two streams far apart). prefetch: whether the pass prefetches the weights
+// (cpu.h: PrefetchPolicy::float_decode).
+template <class P, int NT, int G>
+void packed_float_tile(int64_t n, const typename P::Elem* const* w, const uint8_t* x,
+                       size_t x_stride, float* const* y, int64_t y_stride, const __mmask16* rows,
+                       bool prefetch) {
+    static_assert(G == 1 || NT == 1);
     using Elem = typename P::Elem;
     // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
     // stores every accumulator to the stack at every step.
-    __m512 acc[NT][4];
+    __m512 acc[G][NT][4];
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; t++) {
+    for (int g = 0; g < G; g++) {
 #pragma GCC unroll 16
-        for (int q = 0; q < 4; q++) acc[t][q] = _mm512_setzero_ps();
+        for (int t = 0; t < NT; t++) {
+#pragma GCC unroll 16
+            for (int q = 0; q < 4; q++) acc[g][t][q] = _mm512_setzero_ps();
+        }
     }
-    // One 4-column block (16 rows of 4 values at wb) against the tokens' 4 activations at xc(t).
-    const auto step = [&](const Elem* wb, auto xc) {
+    // One 4-column block of group g (16 rows of 4 values at wb) against the tokens' 4
+    // activations at xc(t).
+    const auto step = [&](int g, const Elem* wb, auto xc) {
         __m512 wv[4];
 #pragma GCC unroll 16
         for (int q = 0; q < 4; q++) wv[q] = P::load(wb + 16 * q);
@@ -278,20 +286,26 @@ void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, s
         for (int t = 0; t < NT; t++) {
             const __m512 xv = _mm512_broadcast_f32x4(_mm_loadu_ps(xc(t)));
 #pragma GCC unroll 16
-            for (int q = 0; q < 4; q++) acc[t][q] = _mm512_fmadd_ps(wv[q], xv, acc[t][q]);
+            for (int q = 0; q < 4; q++) acc[g][t][q] = _mm512_fmadd_ps(wv[q], xv, acc[g][t][q]);
         }
     };
     int64_t c = 0;
     for (; c + 4 <= n; c += 4) {
-        // Every line 2 KiB ahead into L1 and kFarAhead into L2: a lead on top of the hardware
-        // prefetchers.
-        const auto* wb = w + c * kPackRows;
-        if (prefetch) prefetch_float_block(wb);
-        step(wb, [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
+#pragma GCC unroll 2
+        for (int g = 0; g < G; g++) {
+            // Every line 2 KiB ahead into L1 and kFarAhead into L2: a lead on top of the
+            // hardware prefetchers.
+            const auto* wb = w[g] + c * kPackRows;
+            if (prefetch) prefetch_float_block(wb);
+            step(g, wb,
+                 [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
+        }
     }
     if (c < n) {
-        const FloatTail<Elem, NT> tail(n, w, x, x_stride);
-        step(tail.w, [&](int t) { return tail.x[t]; });
+        for (int g = 0; g < G; g++) {
+            const FloatTail<Elem, NT> tail(n, w[g], x, x_stride);
+            step(g, tail.w, [&](int t) { return tail.x[t]; });
+        }
     }
     // Two in-lane pair sums make (p0 + p1) + (p2 + p3) with lane 4i + q = row 4q + i; one
     // permutation puts the rows in order.
@@ -300,11 +314,13 @@ void packed_float_tile(int64_t n, const typename P::Elem* w, const uint8_t* x, s
                              _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
     };
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    for (int g = 0; g < G; g++) {
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; t++) {
-        const __m512 sum =
-            pair_sums(pair_sums(acc[t][0], acc[t][1]), pair_sums(acc[t][2], acc[t][3]));
-        _mm512_mask_storeu_ps(y + t * y_stride, rows, _mm512_permutexvar_ps(order, sum));
+        for (int t = 0; t < NT; t++) {
+            const __m512 sum = pair_sums(pair_sums(acc[g][t][0], acc[g][t][1]),
+                                         pair_sums(acc[g][t][2], acc[g][t][3]));
+            _mm512_mask_storeu_ps(y[g] + t * y_stride, rows[g], _mm512_permutexvar_ps(order, sum));
+        }
     }
 }
 
@@ -316,11 +332,24 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
     const auto* xb = static_cast<const uint8_t*>(x);
     const bool prefetch = nt > 1 || prefetch_policy().float_decode;
     for (int t = 0; t < nt; t += kFloatTokens) {
+        float* yt = y + t * y_stride;
         FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
-            packed_float_tile<P, NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride,
-                                     rows, prefetch);
+            packed_float_tile<P, NT, 1>(n, &wc, xb + t * x_stride, x_stride, &yt, y_stride, &rows,
+                                        prefetch);
         });
     }
+}
+
+template <class P>
+void packed_float_gemv2(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                        float* y1, int nr0, int nr1) {
+    using Elem = typename P::Elem;
+    const Elem* w[2] = {static_cast<const Elem*>(w0), static_cast<const Elem*>(w1)};
+    float* y[2] = {y0, y1};
+    const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
+                               static_cast<__mmask16>((1u << nr1) - 1)};
+    packed_float_tile<P, 1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows,
+                               prefetch_policy().float_decode);
 }
 
 }  // namespace
@@ -390,14 +419,29 @@ void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, f
     packed_float_gemm<LoadF32<Arch>>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_f32(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                      float* y1, int nr0, int nr1) {
+    packed_float_gemv2<LoadF32<Arch>>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                      int64_t y_stride, int nr, int nt) {
     packed_float_gemm<LoadF16<Arch>>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_f16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                      float* y1, int nr0, int nr1) {
+    packed_float_gemv2<LoadF16<Arch>>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_bf16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     packed_float_gemm<LoadBF16<Arch>>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemv2_bf16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_float_gemv2<LoadBF16<Arch>>(n, w0, w1, x, y0, y1, nr0, nr1);
 }
 
 }  // namespace ggml_lite::avx512

@@ -20,7 +20,7 @@ void packed_gemm_q4_1(int64_t n, const void* w, const void* x, size_t x_stride, 
                       int64_t y_stride, int nr, int nt);
 void packed_gemm_q5_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
-// PackedKernels::gemv2 of the 32-value block types.
+// PackedKernels::gemv2 of the 32-value block types and the float types.
 void packed_gemv2_q8_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
                        float* y1, int nr0, int nr1);
 void packed_gemv2_q4_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
@@ -39,6 +39,12 @@ void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, f
                      int64_t y_stride, int nr, int nt);
 void packed_gemm_bf16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
+void packed_gemv2_f32(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                      float* y1, int nr0, int nr1);
+void packed_gemv2_f16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                      float* y1, int nr0, int nr1);
+void packed_gemv2_bf16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
 void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
 void packed_gemm_q5_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

@@ -48,11 +48,13 @@ void bf16_activations(const float* x, void* y, int64_t n) {
 // (One sum per token and all 16 tokens in one pass measured 30-50% slower in pp128.)
 constexpr int kTokens = 8;
 
-// prefetch: whether the pass prefetches the weights as the F32-FMA float kernels do
-// (cpu.h: PrefetchPolicy::float_decode).
-template <int NT>
-void bf16_tile(int64_t n, const uint16_t* w, const uint8_t* x, size_t x_stride, float* y,
-               int64_t y_stride, __mmask16 rows, bool prefetch) {
+// NT tokens against G groups (G = 2 only for one token: PackedKernels::gemv2, the groups'
+// blocks interleaved, two streams far apart). prefetch: whether the pass prefetches the weights
+// as the F32-FMA float kernels do (cpu.h: PrefetchPolicy::float_decode).
+template <int NT, int G>
+void bf16_tile(int64_t n, const uint16_t* const* w, const uint8_t* x, size_t x_stride,
+               float* const* y, int64_t y_stride, const __mmask16* rows, bool prefetch) {
+    static_assert(G == 1 || NT == 1);
     const auto quad = [&](const uint16_t* p) {
         uint64_t v;
         __builtin_memcpy(&v, p, 8);
@@ -61,22 +63,29 @@ void bf16_tile(int64_t n, const uint16_t* w, const uint8_t* x, size_t x_stride, 
     const auto xt = [&](int t) { return reinterpret_cast<const uint16_t*>(x + t * x_stride); };
     // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
     // stores every accumulator to the stack at every step.
-    __m512 acc[NT][2];
+    __m512 acc[G][NT][2];
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm512_setzero_ps();
+    for (int g = 0; g < G; g++) {
+#pragma GCC unroll 16
+        for (int t = 0; t < NT; t++) acc[g][t][0] = acc[g][t][1] = _mm512_setzero_ps();
+    }
     int64_t c = 0;
     for (; c + 4 <= n; c += 4) {
-        const auto* wb = w + c * kPackRows;
-        if (prefetch) prefetch_float_block(wb);
-        __m512bh wv[2];
+#pragma GCC unroll 2
+        for (int g = 0; g < G; g++) {
+            const auto* wb = w[g] + c * kPackRows;
+            if (prefetch) prefetch_float_block(wb);
+            __m512bh wv[2];
 #pragma GCC unroll 16
-        for (int h = 0; h < 2; h++)
-            wv[h] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(wb + 32 * h));
+            for (int h = 0; h < 2; h++)
+                wv[h] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(wb + 32 * h));
 #pragma GCC unroll 16
-        for (int t = 0; t < NT; t++) {
-            const __m512bh xv = quad(xt(t) + c);
+            for (int t = 0; t < NT; t++) {
+                const __m512bh xv = quad(xt(t) + c);
 #pragma GCC unroll 16
-            for (int h = 0; h < 2; h++) acc[t][h] = _mm512_dpbf16_ps(acc[t][h], wv[h], xv);
+                for (int h = 0; h < 2; h++)
+                    acc[g][t][h] = _mm512_dpbf16_ps(acc[g][t][h], wv[h], xv);
+            }
         }
     }
     if (c < n) {
@@ -84,37 +93,41 @@ void bf16_tile(int64_t n, const uint16_t* w, const uint8_t* x, size_t x_stride, 
         // the activations up to their zero bf16 after an odd n; a pair past it is skipped, not
         // added as zeros.
         const int m = static_cast<int>(n - c);
-        uint16_t tail[kPackRows * 4] = {};
-        for (int r = 0; r < kPackRows; r++) {
-            for (int k = 0; k < m; k++) tail[4 * r + k] = w[c * kPackRows + r * m + k];
-        }
         const auto pairs = static_cast<__mmask16>(m > 2 ? 0xffff : 0x5555);
-        __m512bh wv[2];
+        for (int g = 0; g < G; g++) {
+            uint16_t tail[kPackRows * 4] = {};
+            for (int r = 0; r < kPackRows; r++) {
+                for (int k = 0; k < m; k++) tail[4 * r + k] = w[g][c * kPackRows + r * m + k];
+            }
+            __m512bh wv[2];
 #pragma GCC unroll 16
-        for (int h = 0; h < 2; h++)
-            wv[h] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(tail + 32 * h));
+            for (int h = 0; h < 2; h++)
+                wv[h] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(tail + 32 * h));
 #pragma GCC unroll 16
-        for (int t = 0; t < NT; t++) {
-            uint16_t xq[4] = {};
-            for (int k = 0; k < m + m % 2; k++) xq[k] = xt(t)[c + k];
-            const __m512bh xv = quad(xq);
-            // Not _mm512_mask_dpbf16_ps: GCC 12 loads its mask with kmovb (8 lanes).
+            for (int t = 0; t < NT; t++) {
+                uint16_t xq[4] = {};
+                for (int k = 0; k < m + m % 2; k++) xq[k] = xt(t)[c + k];
+                const __m512bh xv = quad(xq);
+                // Not _mm512_mask_dpbf16_ps: GCC 12 loads its mask with kmovb (8 lanes).
 #pragma GCC unroll 16
-            for (int h = 0; h < 2; h++) {
-                acc[t][h] =
-                    _mm512_mask_blend_ps(pairs, acc[t][h], _mm512_dpbf16_ps(acc[t][h], wv[h], xv));
+                for (int h = 0; h < 2; h++) {
+                    acc[g][t][h] = _mm512_mask_blend_ps(pairs, acc[g][t][h],
+                                                        _mm512_dpbf16_ps(acc[g][t][h], wv[h], xv));
+                }
             }
         }
     }
     // p0 + p1 of adjacent lanes: in-lane lane 4i + j = row 2i + j of vector 0 (j < 2), row
     // 8 + 2i + j - 2 of vector 1; one permutation puts the rows in order.
     const __m512i order = _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    for (int g = 0; g < G; g++) {
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; t++) {
-        const __m512 a = acc[t][0], b = acc[t][1];
-        const __m512 sum = _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
-                                         _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
-        _mm512_mask_storeu_ps(y + t * y_stride, rows, _mm512_permutexvar_ps(order, sum));
+        for (int t = 0; t < NT; t++) {
+            const __m512 a = acc[g][t][0], b = acc[g][t][1];
+            const __m512 sum = _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                                             _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+            _mm512_mask_storeu_ps(y[g] + t * y_stride, rows[g], _mm512_permutexvar_ps(order, sum));
+        }
     }
 }
 
@@ -133,15 +146,25 @@ void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stri
     const auto* xb = static_cast<const uint8_t*>(x);
     const bool prefetch = nt > 1 || prefetch_policy().float_decode;
     for (int t = 0; t < nt; t += kTokens) {
+        float* yt = y + t * y_stride;
         with_count<kTokens>(nt - t < kTokens ? nt - t : kTokens, [&]<int NT>() {
-            bf16_tile<NT>(n, wc, xb + t * x_stride, x_stride, y + t * y_stride, y_stride, rows,
-                          prefetch);
+            bf16_tile<NT, 1>(n, &wc, xb + t * x_stride, x_stride, &yt, y_stride, &rows, prefetch);
         });
     }
 }
 
+void packed_gemv2_bf16_dot(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                           float* y1, int nr0, int nr1) {
+    const uint16_t* w[2] = {static_cast<const uint16_t*>(w0), static_cast<const uint16_t*>(w1)};
+    float* y[2] = {y0, y1};
+    const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
+                               static_cast<__mmask16>((1u << nr1) - 1)};
+    bf16_tile<1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows,
+                    prefetch_policy().float_decode);
+}
+
 constexpr PackedOverride kPacked[] = {
-    {Type::BF16, {bf16_activations, packed_gemm_bf16_dot}},
+    {Type::BF16, {bf16_activations, packed_gemm_bf16_dot, packed_gemv2_bf16_dot}},
 };
 
 }  // namespace

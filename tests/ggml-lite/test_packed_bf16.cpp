@@ -200,5 +200,26 @@ TEST(PackedBf16, GemmMatchesScalarWithinBound) {
     }
 }
 
+// gemv2 gives gemm's bits for each of its two groups (a short one too) and writes only their rows.
+TEST(PackedBf16, Gemv2MatchesGemmBitForBit) {
+    const auto tables = dot_tables();
+    if (tables.empty()) GTEST_SKIP() << "no BF16 dot path on this CPU";
+    for (int64_t cols : kCols) {
+        const Case a = make_case(cols, 31), b = make_case(cols, 41);
+        for (const Kernels* k : tables) {
+            const PackedKernels& pk = k->packed_of(Type::BF16);
+            ASSERT_NE(pk.gemv2, nullptr) << isa_name(k->isa);
+            for (const auto& [nr0, nr1] : {std::pair{16, 16}, std::pair{3, 16}}) {
+                std::vector<float> want(2 * kPackRows, -1.0f), got(2 * kPackRows, -1.0f);
+                pk.gemm(cols, a.packed.data(), a.act.data(), 0, want.data(), 0, nr0, 1);
+                pk.gemm(cols, b.packed.data(), a.act.data(), 0, want.data() + kPackRows, 0, nr1, 1);
+                pk.gemv2(cols, a.packed.data(), b.packed.data(), a.act.data(), got.data(),
+                         got.data() + kPackRows, nr0, nr1);
+                ASSERT_EQ(got, want) << isa_name(k->isa) << " cols=" << cols;
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace ggml_lite
