@@ -37,19 +37,20 @@ Isa active_isa();
 // supported). Throws std::runtime_error naming the value when it is unknown or unsupported.
 Isa select_isa(const char* lila_isa);
 
-// How the AVX-512 packed kernels prefetch their weights in software, where a CPU family was
-// measured to want other than the default (docs/PERF.md, "What each optimisation bought"):
-// - float_decode: the float kernels' one-token pass fetches 2 KiB ahead into L1 and 16 KiB into
-//   L2. Off on AMD family 19h (Zen 4, the family's cores with AVX-512), whose own prefetchers
-//   stream float weights faster alone (decode at 1 thread, BF16 9.5 -> 12.7 t/s, F16 9.6 -> 11.2
-//   without them; on an Intel Xeon they had taken F16 decode from 4.4 to 6.4 t/s).
-// - block_l1: the 32-value block kernels (Q4_0, Q8_0, ...) fetch 8 blocks ahead into L1 besides
-//   16 KiB into L2. Off on AMD family 1Ah (Zen 5), where the bursts of prefetcht0 cost 8-10% of
-//   one core's stream (Q8_0 decode at 1 thread 17-21 -> 20-24 t/s); on the Intel Xeon L2 alone
-//   had been slower than both.
+// How the AVX-512 packed kernels prefetch their weights in software when one token streams them
+// (decode; prefill always leads into L1 and L2), where a CPU family was measured to want other
+// than the default (docs/PERF.md, "What each optimisation bought"):
+// - float_decode: the float kernels prefetch at all. Off on AMD family 19h (Zen 4, the family's
+//   cores with AVX-512), whose own prefetchers stream float weights faster alone (decode at 1
+//   thread, BF16 9.5 -> 12.7 t/s, F16 9.6 -> 11.2 without them; on an Intel Xeon they had
+//   taken F16 decode from 4.4 to 6.4 t/s).
+// - decode_l1: the lead into L2 (16 KiB ahead) comes with one into L1 (the 32-value blocks 8
+//   blocks ahead, the float types 2 KiB). Off on AMD family 1Ah (Zen 5), where the L1 lead
+//   slowed one core's stream (Q8_0 blocks 29.1 -> 23.8 GB/s in a scratch loop) and BF16 decode
+//   at 1 thread by 21%; on the Intel Xeon L2 alone had been slower than both.
 struct PrefetchPolicy {
     bool float_decode = true;
-    bool block_l1 = true;
+    bool decode_l1 = true;
 };
 // The first form asks about this CPU.
 PrefetchPolicy prefetch_policy();

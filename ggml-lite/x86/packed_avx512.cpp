@@ -95,15 +95,15 @@ struct PackedQ8 {  // stored as w + 128 already
     }
 };
 
-// Blocks ahead to prefetch into L1 when l1_lead (cpu.h: PrefetchPolicy::block_l1), besides
-// kFarAhead bytes into L2: a group is one contiguous stream, but the lead keeps enough lines in
-// flight when one thread streams alone.
+// Blocks ahead to prefetch into L1 with Lead::L1AndL2, besides kFarAhead bytes into L2: a group
+// is one contiguous stream, but the lead keeps enough lines in flight when one thread streams
+// alone.
 constexpr int64_t kAhead = 8;
 
 template <class Block>
-void prefetch_block(const Block* wb, bool l1_lead) {
+void prefetch_block(const Block* wb, Lead lead) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
-    if (l1_lead) prefetch_lines<sizeof(Block)>(bytes + kAhead * sizeof(Block));
+    if (lead == Lead::L1AndL2) prefetch_lines<sizeof(Block)>(bytes + kAhead * sizeof(Block));
     prefetch_lines<sizeof(Block), 2>(bytes + kFarAhead);
 }
 
@@ -155,14 +155,14 @@ __m512 finish_block(const BlockColumn<P>& c, const typename P::Act& a, __m512i s
 // block columns, the probe's rate; docs/perf-log.md).
 template <class P, int G>
 void packed_decode(int64_t nb, const typename P::Block* const* w, const uint8_t* x, float* const* y,
-                   const __mmask16* rows, bool l1_lead) {
+                   const __mmask16* rows, Lead lead) {
     const auto* xa = reinterpret_cast<const typename P::Act*>(x);
     __m512 acc[G];
     for (int g = 0; g < G; g++) acc[g] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
 #pragma GCC unroll 2
         for (int g = 0; g < G; g++) {
-            prefetch_block(w[g] + b, l1_lead);
+            prefetch_block(w[g] + b, lead);
             const BlockColumn<P> c(w[g][b]);
             __m512i s0 = start_sum(xa[b]), s1 = _mm512_setzero_si512();
 #pragma GCC unroll 4
@@ -179,7 +179,7 @@ void packed_decode(int64_t nb, const typename P::Block* const* w, const uint8_t*
 // NT >= 2 tokens against one group.
 template <class P, int NT>
 void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
-                 float* y, int64_t y_stride, __mmask16 rows, bool l1_lead) {
+                 float* y, int64_t y_stride, __mmask16 rows) {
     // Tokens whose vpdpbusd chains are interleaved: a chain is 8 dependent instructions of
     // latency 5, so four side by side keep both vector ports busy.
     constexpr int kChains = 4;
@@ -187,7 +187,7 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
     __m512 acc[NT];
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_block(w + b, l1_lead);
+        prefetch_block(w + b, Lead::L1AndL2);
         const BlockColumn<P> c(w[b]);
         const auto act = [&](int t) -> const Act& {
             return reinterpret_cast<const Act*>(x + t * x_stride)[b];
@@ -225,14 +225,13 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wb = static_cast<const typename P::Block*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    const bool l1_lead = prefetch_policy().block_l1;
     if (nt == 1) {
-        packed_decode<P, 1>(n / QK8_0, &wb, xb, &y, &rows, l1_lead);
+        packed_decode<P, 1>(n / QK8_0, &wb, xb, &y, &rows, pass_lead(1, false));
         return;
     }
     FK::with_count<kPackTokens>(nt, [&]<int NT>() {
         if constexpr (NT >= 2) {
-            packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows, l1_lead);
+            packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows);
         }
     });
 }
@@ -245,8 +244,7 @@ void packed_gemv2(int64_t n, const void* w0, const void* w1, const void* x, floa
     float* y[2] = {y0, y1};
     const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
                                static_cast<__mmask16>((1u << nr1) - 1)};
-    packed_decode<P, 2>(n / QK8_0, w, static_cast<const uint8_t*>(x), y, rows,
-                        prefetch_policy().block_l1);
+    packed_decode<P, 2>(n / QK8_0, w, static_cast<const uint8_t*>(x), y, rows, pass_lead(1, false));
 }
 
 // Float weights: a 4-column block of the group is 16 rows of 4 values (packed.h), four vectors:
@@ -257,12 +255,12 @@ void packed_gemv2(int64_t n, const void* w0, const void* w1, const void* x, floa
 constexpr int kFloatTokens = 6;
 
 // NT tokens against G groups (G = 2 only for one token: PackedKernels::gemv2, the groups'
-// blocks interleaved, two streams far apart). prefetch: whether the pass prefetches the weights
-// (cpu.h: PrefetchPolicy::float_decode).
+// blocks interleaved, two streams far apart). lead: how the pass prefetches the weights
+// (pass_lead).
 template <class P, int NT, int G>
 void packed_float_tile(int64_t n, const typename P::Elem* const* w, const uint8_t* x,
                        size_t x_stride, float* const* y, int64_t y_stride, const __mmask16* rows,
-                       bool prefetch) {
+                       Lead lead) {
     static_assert(G == 1 || NT == 1);
     using Elem = typename P::Elem;
     // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
@@ -296,7 +294,7 @@ void packed_float_tile(int64_t n, const typename P::Elem* const* w, const uint8_
             // Every line 2 KiB ahead into L1 and kFarAhead into L2: a lead on top of the
             // hardware prefetchers.
             const auto* wb = w[g] + c * kPackRows;
-            if (prefetch) prefetch_float_block(wb);
+            prefetch_float_block(wb, lead);
             step(g, wb,
                  [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
         }
@@ -330,12 +328,12 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wc = static_cast<const typename P::Elem*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    const bool prefetch = nt > 1 || prefetch_policy().float_decode;
+    const Lead lead = pass_lead(nt, true);
     for (int t = 0; t < nt; t += kFloatTokens) {
         float* yt = y + t * y_stride;
         FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
             packed_float_tile<P, NT, 1>(n, &wc, xb + t * x_stride, x_stride, &yt, y_stride, &rows,
-                                        prefetch);
+                                        lead);
         });
     }
 }
@@ -349,7 +347,7 @@ void packed_float_gemv2(int64_t n, const void* w0, const void* w1, const void* x
     const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
                                static_cast<__mmask16>((1u << nr1) - 1)};
     packed_float_tile<P, 1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows,
-                               prefetch_policy().float_decode);
+                               pass_lead(1, true));
 }
 
 }  // namespace

@@ -49,11 +49,11 @@ void bf16_activations(const float* x, void* y, int64_t n) {
 constexpr int kTokens = 8;
 
 // NT tokens against G groups (G = 2 only for one token: PackedKernels::gemv2, the groups'
-// blocks interleaved, two streams far apart). prefetch: whether the pass prefetches the weights
-// as the F32-FMA float kernels do (cpu.h: PrefetchPolicy::float_decode).
+// blocks interleaved, two streams far apart). lead: how the pass prefetches the weights, as
+// the F32-FMA float kernels do (pass_lead).
 template <int NT, int G>
 void bf16_tile(int64_t n, const uint16_t* const* w, const uint8_t* x, size_t x_stride,
-               float* const* y, int64_t y_stride, const __mmask16* rows, bool prefetch) {
+               float* const* y, int64_t y_stride, const __mmask16* rows, Lead lead) {
     static_assert(G == 1 || NT == 1);
     const auto quad = [&](const uint16_t* p) {
         uint64_t v;
@@ -74,7 +74,7 @@ void bf16_tile(int64_t n, const uint16_t* const* w, const uint8_t* x, size_t x_s
 #pragma GCC unroll 2
         for (int g = 0; g < G; g++) {
             const auto* wb = w[g] + c * kPackRows;
-            if (prefetch) prefetch_float_block(wb);
+            prefetch_float_block(wb, lead);
             __m512bh wv[2];
 #pragma GCC unroll 16
             for (int h = 0; h < 2; h++)
@@ -144,11 +144,11 @@ void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stri
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wc = static_cast<const uint16_t*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    const bool prefetch = nt > 1 || prefetch_policy().float_decode;
+    const Lead lead = pass_lead(nt, true);
     for (int t = 0; t < nt; t += kTokens) {
         float* yt = y + t * y_stride;
         with_count<kTokens>(nt - t < kTokens ? nt - t : kTokens, [&]<int NT>() {
-            bf16_tile<NT, 1>(n, &wc, xb + t * x_stride, x_stride, &yt, y_stride, &rows, prefetch);
+            bf16_tile<NT, 1>(n, &wc, xb + t * x_stride, x_stride, &yt, y_stride, &rows, lead);
         });
     }
 }
@@ -159,8 +159,7 @@ void packed_gemv2_bf16_dot(int64_t n, const void* w0, const void* w1, const void
     float* y[2] = {y0, y1};
     const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
                                static_cast<__mmask16>((1u << nr1) - 1)};
-    bf16_tile<1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows,
-                    prefetch_policy().float_decode);
+    bf16_tile<1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows, pass_lead(1, true));
 }
 
 constexpr PackedOverride kPacked[] = {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <xsimd/xsimd.hpp>
 
+#include "ggml-lite/cpu.h"
 #include "ggml-lite/quant.h"
 #include "ggml-lite/quant_tiles-inl.h"
 
@@ -199,14 +200,26 @@ inline __m512i iq4nl_table_u8() {
 // 89-100% with; docs/PERF.md).
 constexpr size_t kFarAhead = 16384;
 
+// Where a pass prefetches its weights: nowhere, kFarAhead bytes ahead into L2, or into L2 and
+// closer ahead into L1 (cpu.h: PrefetchPolicy).
+enum class Lead { None, L2, L1AndL2 };
+
+// The lead of an AVX-512 pass of nt tokens: prefill both, decode as this CPU's policy says.
+inline Lead pass_lead(int nt, bool float_weights) {
+    const PrefetchPolicy p = prefetch_policy();
+    if (nt > 1) return Lead::L1AndL2;
+    if (float_weights && !p.float_decode) return Lead::None;
+    return p.decode_l1 ? Lead::L1AndL2 : Lead::L2;
+}
+
 // The packed float kernels' pass that streams a group (packed.h: 4-column blocks of 16 rows):
-// the block at wb's lines 2 KiB ahead into L1 and kFarAhead ahead into L2.
+// the block at wb's lines kFarAhead ahead into L2 and, with Lead::L1AndL2, 2 KiB ahead into L1.
 template <class Elem>
-void prefetch_float_block(const Elem* wb) {
+void prefetch_float_block(const Elem* wb, Lead lead = Lead::L1AndL2) {
     constexpr size_t kStep = 4 * kPackRows * sizeof(Elem);
     const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
-    prefetch_lines<kStep>(bytes + 2048);
-    prefetch_lines<kStep, 2>(bytes + kFarAhead);
+    if (lead == Lead::L1AndL2) prefetch_lines<kStep>(bytes + 2048);
+    if (lead != Lead::None) prefetch_lines<kStep, 2>(bytes + kFarAhead);
 }
 
 }  // namespace

@@ -105,12 +105,12 @@ TEST(Cpu, ActiveIsaIsTheExpectedOne) {
 }
 
 // The measured exceptions to the prefetch defaults: the float decode prefetch is off only on AMD
-// family 19h (Zen 4), the 32-value blocks' L1 lead only on AMD family 1Ah (Zen 5); Intel, other
-// AMD families and an unknown vendor keep both.
+// family 19h (Zen 4), decode's L1 lead only on AMD family 1Ah (Zen 5); Intel, other AMD families
+// and an unknown vendor keep both.
 TEST(Cpu, PrefetchPolicyDiffersOnlyOnZen4AndZen5) {
     const auto policy = [](std::string_view vendor, unsigned family) {
         const PrefetchPolicy p = prefetch_policy(vendor, family);
-        return std::pair{p.float_decode, p.block_l1};
+        return std::pair{p.float_decode, p.decode_l1};
     };
     EXPECT_EQ(policy("AuthenticAMD", 0x19), std::pair(false, true));
     EXPECT_EQ(policy("AuthenticAMD", 0x1a), std::pair(true, false));

@@ -408,7 +408,9 @@ TEST(Packed, Gemv2MatchesGemmBitForBit) {
         }
     }
 #if defined(__x86_64__)
-    if (isa_supported(Isa::Avx512)) EXPECT_GT(checked, 0) << "no table has a gemv2";
+    if (isa_supported(Isa::Avx512)) {
+        EXPECT_GT(checked, 0) << "no table has a gemv2";
+    }
 #endif
 }
 
