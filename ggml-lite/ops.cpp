@@ -225,7 +225,7 @@ std::string kernel_path(const Kernels& k, Type t) {
         const char* prefetch = "";
         if (avx512 && !traits(t).quantized && !policy.float_decode) {
             prefetch = "; decode leaves the prefetching to this CPU (AMD family 19h)";
-        } else if (avx512 && traits(t).block_size != 256 && !policy.decode_l1) {
+        } else if (avx512 && (traits(t).block_size == 32 || bf16_dot) && !policy.decode_l1) {
             prefetch = "; decode prefetches into L2 only on this CPU (AMD family 1Ah)";
         }
         return isa + ", weights packed at load in 16-row groups" +

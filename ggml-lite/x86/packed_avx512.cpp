@@ -226,7 +226,7 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
     const auto* wb = static_cast<const typename P::Block*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
     if (nt == 1) {
-        packed_decode<P, 1>(n / QK8_0, &wb, xb, &y, &rows, pass_lead(1, false));
+        packed_decode<P, 1>(n / QK8_0, &wb, xb, &y, &rows, pass_lead(1, Pass::Vpdpbusd));
         return;
     }
     FK::with_count<kPackTokens>(nt, [&]<int NT>() {
@@ -244,7 +244,8 @@ void packed_gemv2(int64_t n, const void* w0, const void* w1, const void* x, floa
     float* y[2] = {y0, y1};
     const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
                                static_cast<__mmask16>((1u << nr1) - 1)};
-    packed_decode<P, 2>(n / QK8_0, w, static_cast<const uint8_t*>(x), y, rows, pass_lead(1, false));
+    packed_decode<P, 2>(n / QK8_0, w, static_cast<const uint8_t*>(x), y, rows,
+                        pass_lead(1, Pass::Vpdpbusd));
 }
 
 // Float weights: a 4-column block of the group is 16 rows of 4 values (packed.h), four vectors:
@@ -328,7 +329,7 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wc = static_cast<const typename P::Elem*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    const Lead lead = pass_lead(nt, true);
+    const Lead lead = pass_lead(nt, Pass::Fma);
     for (int t = 0; t < nt; t += kFloatTokens) {
         float* yt = y + t * y_stride;
         FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
@@ -347,7 +348,7 @@ void packed_float_gemv2(int64_t n, const void* w0, const void* w1, const void* x
     const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
                                static_cast<__mmask16>((1u << nr1) - 1)};
     packed_float_tile<P, 1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows,
-                               pass_lead(1, true));
+                               pass_lead(1, Pass::Fma));
 }
 
 }  // namespace

@@ -144,7 +144,7 @@ void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stri
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wc = static_cast<const uint16_t*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    const Lead lead = pass_lead(nt, true);
+    const Lead lead = pass_lead(nt, Pass::Vdpbf16ps);
     for (int t = 0; t < nt; t += kTokens) {
         float* yt = y + t * y_stride;
         with_count<kTokens>(nt - t < kTokens ? nt - t : kTokens, [&]<int NT>() {
@@ -159,7 +159,8 @@ void packed_gemv2_bf16_dot(int64_t n, const void* w0, const void* w1, const void
     float* y[2] = {y0, y1};
     const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
                                static_cast<__mmask16>((1u << nr1) - 1)};
-    bf16_tile<1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows, pass_lead(1, true));
+    bf16_tile<1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows,
+                    pass_lead(1, Pass::Vdpbf16ps));
 }
 
 constexpr PackedOverride kPacked[] = {

@@ -204,12 +204,16 @@ constexpr size_t kFarAhead = 16384;
 // closer ahead into L1 (cpu.h: PrefetchPolicy).
 enum class Lead { None, L2, L1AndL2 };
 
-// The lead of an AVX-512 pass of nt tokens: prefill both, decode as this CPU's policy says.
-inline Lead pass_lead(int nt, bool float_weights) {
+// The AVX-512 packed passes, by the instruction they stream the weights into.
+enum class Pass { Vpdpbusd, Vdpbf16ps, Fma };
+
+// The lead of an AVX-512 pass of nt tokens: prefill both, decode as this CPU's policy says
+// (the float passes' float_decode, the vpdpbusd and vdpbf16ps passes' decode_l1).
+inline Lead pass_lead(int nt, Pass pass) {
     const PrefetchPolicy p = prefetch_policy();
     if (nt > 1) return Lead::L1AndL2;
-    if (float_weights && !p.float_decode) return Lead::None;
-    return p.decode_l1 ? Lead::L1AndL2 : Lead::L2;
+    if (pass != Pass::Vpdpbusd && !p.float_decode) return Lead::None;
+    return p.decode_l1 || pass == Pass::Fma ? Lead::L1AndL2 : Lead::L2;
 }
 
 // The packed float kernels' pass that streams a group (packed.h: 4-column blocks of 16 rows):
