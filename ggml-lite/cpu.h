@@ -47,7 +47,7 @@ Isa select_isa(const char* lila_isa);
 // - decode_l1: the lead into L2 (16 KiB ahead) of the vpdpbusd and vdpbf16ps passes (the
 //   32-value block types, BF16 on avx512_bf16) comes with one into L1 (8 blocks, 2 KiB
 //   ahead). Off on AMD family 1Ah (Zen 5), where the L1 lead slowed one core's stream (Q8_0
-//   blocks 29.1 -> 23.8 GB/s in a scratch loop) and BF16 decode at 1 thread by 5-21%; on the
+//   blocks 29.1 -> 23.8 GB/s in a scratch loop) and BF16 decode at 1 thread by 3-21%; on the
 //   Intel Xeon L2 alone had been slower than both. The F32/F16 FMA passes keep it (F16 decode
 //   lost 4% in the mean without it).
 struct PrefetchPolicy {

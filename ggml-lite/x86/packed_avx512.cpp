@@ -222,15 +222,13 @@ void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_
 template <class P>
 void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                  int64_t y_stride, int nr, int nt) {
-    const auto rows = static_cast<__mmask16>((1u << nr) - 1);
+    const __mmask16 rows = row_mask(nr);
     const auto* wb = static_cast<const typename P::Block*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    if (nt == 1) {
-        packed_decode<P, 1>(n / QK8_0, &wb, xb, &y, &rows, pass_lead(1, Pass::Vpdpbusd));
-        return;
-    }
     FK::with_count<kPackTokens>(nt, [&]<int NT>() {
-        if constexpr (NT >= 2) {
+        if constexpr (NT == 1) {
+            packed_decode<P, 1>(n / QK8_0, &wb, xb, &y, &rows, pass_lead(1, Pass::Vpdpbusd));
+        } else {
             packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, rows);
         }
     });
@@ -239,12 +237,8 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
 template <class P>
 void packed_gemv2(int64_t n, const void* w0, const void* w1, const void* x, float* y0, float* y1,
                   int nr0, int nr1) {
-    const typename P::Block* w[2] = {static_cast<const typename P::Block*>(w0),
-                                     static_cast<const typename P::Block*>(w1)};
-    float* y[2] = {y0, y1};
-    const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
-                               static_cast<__mmask16>((1u << nr1) - 1)};
-    packed_decode<P, 2>(n / QK8_0, w, static_cast<const uint8_t*>(x), y, rows,
+    const TwoGroups<typename P::Block> g(w0, w1, y0, y1, nr0, nr1);
+    packed_decode<P, 2>(n / QK8_0, g.w, static_cast<const uint8_t*>(x), g.y, g.rows,
                         pass_lead(1, Pass::Vpdpbusd));
 }
 
@@ -326,7 +320,7 @@ void packed_float_tile(int64_t n, const typename P::Elem* const* w, const uint8_
 template <class P>
 void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                        int64_t y_stride, int nr, int nt) {
-    const auto rows = static_cast<__mmask16>((1u << nr) - 1);
+    const __mmask16 rows = row_mask(nr);
     const auto* wc = static_cast<const typename P::Elem*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
     const Lead lead = pass_lead(nt, Pass::Fma);
@@ -342,12 +336,8 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
 template <class P>
 void packed_float_gemv2(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
                         float* y1, int nr0, int nr1) {
-    using Elem = typename P::Elem;
-    const Elem* w[2] = {static_cast<const Elem*>(w0), static_cast<const Elem*>(w1)};
-    float* y[2] = {y0, y1};
-    const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
-                               static_cast<__mmask16>((1u << nr1) - 1)};
-    packed_float_tile<P, 1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows,
+    const TwoGroups<typename P::Elem> g(w0, w1, y0, y1, nr0, nr1);
+    packed_float_tile<P, 1, 2>(n, g.w, static_cast<const uint8_t*>(x), 0, g.y, 0, g.rows,
                                pass_lead(1, Pass::Fma));
 }
 

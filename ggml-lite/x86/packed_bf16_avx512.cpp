@@ -141,7 +141,7 @@ void with_count(int n, F&& f) {
 
 void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                           int64_t y_stride, int nr, int nt) {
-    const auto rows = static_cast<__mmask16>((1u << nr) - 1);
+    const __mmask16 rows = row_mask(nr);
     const auto* wc = static_cast<const uint16_t*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
     const Lead lead = pass_lead(nt, Pass::Vdpbf16ps);
@@ -155,11 +155,8 @@ void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stri
 
 void packed_gemv2_bf16_dot(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
                            float* y1, int nr0, int nr1) {
-    const uint16_t* w[2] = {static_cast<const uint16_t*>(w0), static_cast<const uint16_t*>(w1)};
-    float* y[2] = {y0, y1};
-    const __mmask16 rows[2] = {static_cast<__mmask16>((1u << nr0) - 1),
-                               static_cast<__mmask16>((1u << nr1) - 1)};
-    bf16_tile<1, 2>(n, w, static_cast<const uint8_t*>(x), 0, y, 0, rows,
+    const TwoGroups<uint16_t> g(w0, w1, y0, y1, nr0, nr1);
+    bf16_tile<1, 2>(n, g.w, static_cast<const uint8_t*>(x), 0, g.y, 0, g.rows,
                     pass_lead(1, Pass::Vdpbf16ps));
 }
 

@@ -192,6 +192,23 @@ inline __m512i iq4nl_table_u8() {
         _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
     return _mm512_xor_si512(table, _mm512_set1_epi8(static_cast<char>(0x80)));
 }
+
+// The lanes of a packed group's first nr rows: the rows a kernel stores.
+inline __mmask16 row_mask(int nr) {
+    return static_cast<__mmask16>((1u << nr) - 1);
+}
+
+// PackedKernels::gemv2's two groups as the kernels' two-group passes take them.
+template <class Elem>
+struct TwoGroups {
+    const Elem* w[2];
+    float* y[2];
+    __mmask16 rows[2];
+    TwoGroups(const void* w0, const void* w1, float* y0, float* y1, int nr0, int nr1)
+        : w{static_cast<const Elem*>(w0), static_cast<const Elem*>(w1)},
+          y{y0, y1},
+          rows{row_mask(nr0), row_mask(nr1)} {}
+};
 #endif
 
 // How far ahead the AVX-512 packed kernels also prefetch their weights into L2. A core has only
