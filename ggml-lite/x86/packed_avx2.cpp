@@ -170,71 +170,129 @@ struct PackedQ8 {
     }
 };
 
-template <class P, int NT>
-void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x, size_t x_stride,
-                 float* y, int64_t y_stride, int nr) {
-    using Block = typename P::Block;
-    using Act = typename P::Act;
-    constexpr bool kMin = std::is_same_v<Act, block_q8_1c>;
-    constexpr bool kMagnitudes = requires {
-        requires P::kMagnitudes;
-    };
-    // Blocks ahead to prefetch into L1 (and kFarAhead bytes into L2): the group is one
-    // contiguous stream, but a lead keeps enough lines in flight when one thread streams alone.
+// Whether P's levels take the activations' signs, vpmaddubsw's unsigned operand being the
+// activations' magnitudes (IQ4_NL), made once per block for every token and half.
+template <class P>
+constexpr bool kMagnitudes = requires {
+    requires P::kMagnitudes;
+};
+
+// Block column w's lines kAhead blocks ahead into L1 and kFarAhead bytes ahead into L2: the
+// group is one contiguous stream, but a lead keeps enough lines in flight when one thread
+// streams alone. (Without the L1 lead, Q8_0 decode on a Zen 5 was 7% slower: perf-log.md.)
+template <class Block>
+void prefetch_column(const Block* w) {
     constexpr int64_t kAhead = 8;
-    const int halves = nr > kHalfRows ? 2 : 1;  // a group of at most 8 rows skips rows 8-15
+    const auto* bytes = reinterpret_cast<const uint8_t*>(w);
+    prefetch_lines<sizeof(Block)>(bytes + kAhead * sizeof(Block));
+    prefetch_lines<sizeof(Block), 2>(bytes + kFarAhead);
+}
+
+// Half h of a block column (rows 8h..8h + 7): the rows' scales and (Q4_1, Q5_1) minimums.
+template <class P>
+struct HalfScales {
+    static constexpr bool kMin = std::is_same_v<typename P::Act, block_q8_1c>;
+    __m256 d, m;
+    HalfScales(const typename P::Block& w, int h)
+        : d(_mm256_cvtph_ps(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.d + kHalfRows * h)))),
+          m(_mm256_setzero_ps()) {
+        if constexpr (kMin) {
+            m = _mm256_cvtph_ps(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.m + kHalfRows * h)));
+        }
+    }
+};
+
+// acc plus a half's term for token xa: op the half's operands (P::load), unpacked once for every
+// token they meet, s its scales, mag the token's activations' magnitudes (where P takes them).
+template <class P>
+__m256 add_token(const __m256i* op, const HalfScales<P>& s, const typename P::Act& xa,
+                 const int8_t* mag, __m256 acc) {
+    __m256i isum;
+    if constexpr (kMagnitudes<P>) {
+        isum = P::dot(op, xa, mag);
+    } else {
+        isum = P::dot(op, xa);
+    }
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(s.d, _mm256_set1_ps(xa.d)), acc);
+    if constexpr (HalfScales<P>::kMin) acc = _mm256_fmadd_ps(s.m, _mm256_set1_ps(xa.s), acc);
+    return acc;
+}
+
+// The halves a group of nr rows has: one of at most 8 rows skips rows 8-15.
+int halves(int nr) {
+    return nr > kHalfRows ? 2 : 1;
+}
+
+// The activations' magnitudes of block xa (P with kMagnitudes).
+void magnitudes(const int8_t* qs, int8_t* mag) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(mag), _mm256_abs_epi8(v));
+}
+
+// One token against G groups (decode; PackedKernels::gemv2 for G = 2), the groups' block
+// columns interleaved: one core reads two streams far apart faster than one (kernels.md,
+// "Decode reads two streams per core").
+template <class P, int G>
+void packed_decode(int64_t nb, const typename P::Block* const* w, const uint8_t* x, float* const* y,
+                   const int* nr) {
+    const auto* xa = reinterpret_cast<const typename P::Act*>(x);
+    __m256 acc[G][2];
+    for (int g = 0; g < G; g++) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        alignas(32) int8_t mag[32];
+        if constexpr (kMagnitudes<P>) magnitudes(xa[b].qs, mag);
+#pragma GCC unroll 2
+        for (int g = 0; g < G; g++) {
+            prefetch_column(w[g] + b);
+            for (int h = 0; h < halves(nr[g]); h++) {
+                __m256i op[P::kOps];
+                P::load(w[g][b], h, op);
+                acc[g][h] = add_token(op, HalfScales<P>(w[g][b], h), xa[b], mag, acc[g][h]);
+            }
+        }
+    }
+    for (int g = 0; g < G; g++) {
+        for (int h = 0; h < halves(nr[g]); h++)
+            store_rows(y[g] + kHalfRows * h, acc[g][h], nr[g] - kHalfRows * h);
+    }
+}
+
+// NT >= 2 tokens against one group. Each tile its own function: inlined, all 15 into gemm's
+// dispatch, bench-kernels' avx2-packed 2048x2048x64 ran about 2% (Q4_0) and 7% (Q4_1) slower than
+// with each apart (3 alternating rounds).
+template <class P, int NT>
+__attribute__((noinline)) void packed_tile(int64_t nb, const typename P::Block* w, const uint8_t* x,
+                                           size_t x_stride, float* y, int64_t y_stride, int nr) {
+    using Act = typename P::Act;
     // The accumulators live in memory: a token's pass loads and stores its one vector, and the
     // registers go to the half's weight operands, which serve every token.
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const auto* wb = reinterpret_cast<const uint8_t*>(w + b);
-        prefetch_lines<sizeof(Block)>(wb + kAhead * sizeof(Block));
-        prefetch_lines<sizeof(Block), 2>(wb + kFarAhead);
+        prefetch_column(w + b);
         const uint8_t* xb = x + b * sizeof(Act);
         const auto xt = [&](int t) -> const Act& {
             return *reinterpret_cast<const Act*>(xb + t * x_stride);
         };
-        alignas(32) int8_t mag[kMagnitudes ? NT : 1][32];
-        if constexpr (kMagnitudes) {
-            for (int t = 0; t < NT; t++) {
-                const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xt(t).qs));
-                _mm256_store_si256(reinterpret_cast<__m256i*>(mag[t]), _mm256_abs_epi8(v));
-            }
+        alignas(32) int8_t mag[kMagnitudes<P> ? NT : 1][32];
+        if constexpr (kMagnitudes<P>) {
+            for (int t = 0; t < NT; t++) magnitudes(xt(t).qs, mag[t]);
         }
-        for (int h = 0; h < halves; h++) {
+        for (int h = 0; h < halves(nr); h++) {
             __m256i op[P::kOps];
             P::load(w[b], h, op);
-            const __m256 wd = _mm256_cvtph_ps(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].d + kHalfRows * h)));
-            const __m256 wm = [&] {  // the half's minimums (Q4_1, Q5_1)
-                if constexpr (kMin) {
-                    return _mm256_cvtph_ps(
-                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].m + kHalfRows * h)));
-                } else {
-                    return _mm256_setzero_ps();
-                }
-            }();
+            const HalfScales<P> hs(w[b], h);
             // One token at a time: unrolled, the compiler hoists every token's activation
             // words out of the halves and spills them.
 #pragma GCC unroll 1
-            for (int t = 0; t < NT; t++) {
-                const Act& xa = xt(t);
-                __m256i isum;
-                if constexpr (kMagnitudes) {
-                    isum = P::dot(op, xa, mag[t]);
-                } else {
-                    isum = P::dot(op, xa);
-                }
-                __m256 a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum),
-                                           _mm256_mul_ps(wd, _mm256_set1_ps(xa.d)), acc[t][h]);
-                if constexpr (kMin) a = _mm256_fmadd_ps(wm, _mm256_set1_ps(xa.s), a);
-                acc[t][h] = a;
-            }
+            for (int t = 0; t < NT; t++)
+                acc[t][h] = add_token(op, hs, xt(t), mag[kMagnitudes<P> ? t : 0], acc[t][h]);
         }
     }
     for (int t = 0; t < NT; t++) {
-        for (int h = 0; h < halves; h++)
+        for (int h = 0; h < halves(nr); h++)
             store_rows(y + t * y_stride + kHalfRows * h, acc[t][h], nr - kHalfRows * h);
     }
 }
@@ -244,8 +302,20 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
                  int64_t y_stride, int nr, int nt) {
     const auto* wb = static_cast<const typename P::Block*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
-    FK::with_count<kPackTokens>(
-        nt, [&]<int NT>() { packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, nr); });
+    FK::with_count<kPackTokens>(nt, [&]<int NT>() {
+        if constexpr (NT == 1) {
+            packed_decode<P, 1>(n / QK8_0, &wb, xb, &y, &nr);
+        } else {
+            packed_tile<P, NT>(n / QK8_0, wb, xb, x_stride, y, y_stride, nr);
+        }
+    });
+}
+
+template <class P>
+void packed_gemv2(int64_t n, const void* w0, const void* w1, const void* x, float* y0, float* y1,
+                  int nr0, int nr1) {
+    const TwoGroups<typename P::Block, int> g(w0, w1, y0, y1, nr0, nr1);
+    packed_decode<P, 2>(n / QK8_0, g.w, static_cast<const uint8_t*>(x), g.y, g.rows);
 }
 
 // ---- Q4_K, Q5_K, Q6_K and IQ4_XS (k_tile: packed_avx2-inl.h) ---------------------------------
@@ -425,25 +495,33 @@ constexpr int kFloatPairs = 2;
 constexpr int kGroupPairs = kPackRows / 2;
 constexpr int64_t kFloatChunk = 256;  // 8 KiB of F16 weights, 16 KiB of activations
 
-// Columns [c0, c1) of row pairs p0..p0 + RP - 1 against NT tokens. The partial sums start from
-// sums[t * RP + p] past the first chunk and are left there before the last one (c1 < n); the
-// last stores the rows. The lead pass (the chunk's first) fetches the next chunk into L2.
-template <class P, int NT, int RP>
-void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem* w,
-                       const uint8_t* x, size_t x_stride, float (*sums)[8], float* y,
-                       int64_t y_stride, int p0, int nr, bool lead) {
+// Columns [c0, c1) of row pairs p0..p0 + RP - 1 against NT tokens, of G groups (G = 2 only for
+// one token's pass over all row pairs: PackedKernels::gemv2, the groups' blocks interleaved, two
+// streams far apart). The partial sums start from sums[t * RP + p] past the first chunk and are
+// left there before the last one (c1 < n); the last stores the rows. The lead pass (the chunk's
+// first) fetches the next chunk into L2.
+template <class P, int NT, int RP, int G = 1>
+void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem* const* w,
+                       const uint8_t* x, size_t x_stride, float (*sums)[8], float* const* y,
+                       int64_t y_stride, int p0, const int* nr, bool lead) {
+    static_assert(G == 1 || (NT == 1 && RP == kGroupPairs));
     using Elem = typename P::Elem;
     // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
-    // stores every accumulator to the stack at every step.
-    __m256 acc[NT][RP];
+    // stores every accumulator to the stack at every step. (Two groups' 16 accumulators do not
+    // all fit: a few spill, well within the time a step waits on memory.)
+    __m256 acc[G][NT][RP];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; g++) {
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; t++) {
+        for (int t = 0; t < NT; t++) {
 #pragma GCC unroll 16
-        for (int p = 0; p < RP; p++)
-            acc[t][p] = c0 == 0 ? _mm256_setzero_ps() : _mm256_load_ps(sums[t * RP + p]);
+            for (int p = 0; p < RP; p++)
+                acc[g][t][p] = c0 == 0 ? _mm256_setzero_ps() : _mm256_load_ps(sums[t * RP + p]);
+        }
     }
-    // One 4-column block (16 rows of 4 values at wb) against the tokens' 4 activations at xc(t).
-    const auto step = [&](const Elem* wb, auto xc) {
+    // One 4-column block of group g (16 rows of 4 values at wb) against the tokens' 4
+    // activations at xc(t).
+    const auto step = [&](int g, const Elem* wb, auto xc) {
         __m256 wv[RP];
 #pragma GCC unroll 16
         for (int p = 0; p < RP; p++) wv[p] = P::load(wb + 8 * (p0 + p));
@@ -451,50 +529,60 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
         for (int t = 0; t < NT; t++) {
             const __m256 xv = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(xc(t)));
 #pragma GCC unroll 16
-            for (int p = 0; p < RP; p++) acc[t][p] = _mm256_fmadd_ps(wv[p], xv, acc[t][p]);
+            for (int p = 0; p < RP; p++) acc[g][t][p] = _mm256_fmadd_ps(wv[p], xv, acc[g][t][p]);
         }
     };
     int64_t c = c0;
     for (; c + 4 <= c1; c += 4) {
-        // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead into
-        // L2, a lead on top of the hardware prefetchers. With more tokens, a chunk's first pass
-        // fetches the same block of the next chunk into L2 (past the last, the next group's
-        // first; a prefetch never faults), and the other passes find their slice in cache.
-        // Without it every chunk's first pass waited on memory, and bench-kernels'
-        // 2048x2048x64 ran 25-35% slower for F16 and BF16, about 12% for F32 (perf-log.md).
-        const auto* wb = w + c * kPackRows;
-        if constexpr (RP == kGroupPairs) {
-            prefetch_float_block(wb);
-        } else if (lead) {
-            prefetch_lines<4 * kPackRows * sizeof(Elem), 2>(
-                reinterpret_cast<const uint8_t*>(wb + kFloatChunk * kPackRows));
+#pragma GCC unroll 2
+        for (int g = 0; g < G; g++) {
+            // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead into
+            // L2, a lead on top of the hardware prefetchers. With more tokens, a chunk's first
+            // pass fetches the same block of the next chunk into L2 (past the last, the next
+            // group's first; a prefetch never faults), and the other passes find their slice in
+            // cache. Without it every chunk's first pass waited on memory, and bench-kernels'
+            // 2048x2048x64 ran 25-35% slower for F16 and BF16, about 12% for F32 (perf-log.md).
+            const auto* wb = w[g] + c * kPackRows;
+            if constexpr (RP == kGroupPairs) {
+                prefetch_float_block(wb);
+            } else if (lead) {
+                prefetch_lines<4 * kPackRows * sizeof(Elem), 2>(
+                    reinterpret_cast<const uint8_t*>(wb + kFloatChunk * kPackRows));
+            }
+            step(g, wb,
+                 [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
         }
-        step(wb, [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
     }
     if (c < c1) {
-        const FloatTail<Elem, NT> tail(n, w, x, x_stride);
-        step(tail.w, [&](int t) { return tail.x[t]; });
-    }
-    if (c1 < n) {
-#pragma GCC unroll 16
-        for (int t = 0; t < NT; t++) {
-#pragma GCC unroll 16
-            for (int p = 0; p < RP; p++) _mm256_store_ps(sums[t * RP + p], acc[t][p]);
+        for (int g = 0; g < G; g++) {
+            const FloatTail<Elem, NT> tail(n, w[g], x, x_stride);
+            step(g, tail.w, [&](int t) { return tail.x[t]; });
         }
-        return;
+    }
+    if constexpr (G == 1) {
+        if (c1 < n) {
+#pragma GCC unroll 16
+            for (int t = 0; t < NT; t++) {
+#pragma GCC unroll 16
+                for (int p = 0; p < RP; p++) _mm256_store_ps(sums[t * RP + p], acc[0][t][p]);
+            }
+            return;
+        }
     }
     // Per 4 row pairs: two horizontal adds make (p0 + p1) + (p2 + p3) of rows 0, 2, 4, 6 in the
     // low lane and 1, 3, 5, 7 in the high one; a permutation puts the rows in order.
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int g = 0; g < G; g++) {
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; t++) {
-        for (int p = 0; p < RP && 2 * (p0 + p) < nr; p += 4) {
-            const __m256 h01 = _mm256_hadd_ps(acc[t][p], acc[t][p + 1]);
-            __m256 h23 = h01;
-            if constexpr (RP > 2) h23 = _mm256_hadd_ps(acc[t][p + 2], acc[t][p + 3]);
-            const __m256 sum = _mm256_permutevar8x32_ps(_mm256_hadd_ps(h01, h23), order);
-            const int row = 2 * (p0 + p), rows = RP > 2 ? 8 : 4;
-            store_rows(y + t * y_stride + row, sum, nr - row < rows ? nr - row : rows);
+        for (int t = 0; t < NT; t++) {
+            for (int p = 0; p < RP && 2 * (p0 + p) < nr[g]; p += 4) {
+                const __m256 h01 = _mm256_hadd_ps(acc[g][t][p], acc[g][t][p + 1]);
+                __m256 h23 = h01;
+                if constexpr (RP > 2) h23 = _mm256_hadd_ps(acc[g][t][p + 2], acc[g][t][p + 3]);
+                const __m256 sum = _mm256_permutevar8x32_ps(_mm256_hadd_ps(h01, h23), order);
+                const int row = 2 * (p0 + p), rows = RP > 2 ? 8 : 4;
+                store_rows(y[g] + t * y_stride + row, sum, nr[g] - row < rows ? nr[g] - row : rows);
+            }
         }
     }
 }
@@ -505,8 +593,8 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
     const auto* wc = static_cast<const typename P::Elem*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
     if (nt == 1) {
-        packed_float_tile<P, 1, kGroupPairs>(n, 0, n, wc, xb, x_stride, nullptr, y, y_stride, 0, nr,
-                                             false);
+        packed_float_tile<P, 1, kGroupPairs>(n, 0, n, &wc, xb, x_stride, nullptr, &y, y_stride, 0,
+                                             &nr, false);
         return;
     }
     // The partial sums of every row pair and token between chunks.
@@ -515,16 +603,25 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
         const int64_t c1 = n - c0 > kFloatChunk ? c0 + kFloatChunk : n;
         for (int p = 0; 2 * p < nr; p += kFloatPairs) {
             for (int t = 0; t < nt; t += kFloatTokens) {
-                FK::with_count<kFloatTokens>(
-                    nt - t < kFloatTokens ? nt - t : kFloatTokens, [&]<int NT>() {
-                        packed_float_tile<P, NT, kFloatPairs>(
-                            n, c0, c1, wc, xb + t * x_stride, x_stride,
-                            sums[p / kFloatPairs] + t * kFloatPairs, y + t * y_stride, y_stride, p,
-                            nr, p == 0 && t == 0);
-                    });
+                float* yt = y + t * y_stride;
+                FK::with_count<kFloatTokens>(nt - t < kFloatTokens ? nt - t : kFloatTokens,
+                                             [&]<int NT>() {
+                                                 packed_float_tile<P, NT, kFloatPairs>(
+                                                     n, c0, c1, &wc, xb + t * x_stride, x_stride,
+                                                     sums[p / kFloatPairs] + t * kFloatPairs, &yt,
+                                                     y_stride, p, &nr, p == 0 && t == 0);
+                                             });
             }
         }
     }
+}
+
+template <class P>
+void packed_float_gemv2(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                        float* y1, int nr0, int nr1) {
+    const TwoGroups<typename P::Elem, int> g(w0, w1, y0, y1, nr0, nr1);
+    packed_float_tile<P, 1, kGroupPairs, 2>(n, 0, n, g.w, static_cast<const uint8_t*>(x), 0,
+                                            nullptr, g.y, 0, 0, g.rows, false);
 }
 
 }  // namespace
@@ -534,9 +631,19 @@ void packed_gemm_q4_0(int64_t n, const void* w, const void* x, size_t x_stride, 
     packed_gemm<PackedQ4>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_q4_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ4>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_q5_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     packed_gemm<PackedQ5>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemv2_q5_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ5>(n, w0, w1, x, y0, y1, nr0, nr1);
 }
 
 void packed_gemm_iq4_nl(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
@@ -544,9 +651,19 @@ void packed_gemm_iq4_nl(int64_t n, const void* w, const void* x, size_t x_stride
     packed_gemm<PackedIQ4NL>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_iq4_nl(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                         float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedIQ4NL>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_q4_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     packed_gemm<PackedQ4_1>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemv2_q4_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ4_1>(n, w0, w1, x, y0, y1, nr0, nr1);
 }
 
 void packed_gemm_q5_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
@@ -554,9 +671,19 @@ void packed_gemm_q5_1(int64_t n, const void* w, const void* x, size_t x_stride, 
     packed_gemm<PackedQ5_1>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_q5_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ5_1>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     packed_gemm<PackedQ8>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemv2_q8_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_gemv2<PackedQ8>(n, w0, w1, x, y0, y1, nr0, nr1);
 }
 
 void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
@@ -584,14 +711,29 @@ void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, f
     packed_float_gemm<LoadF32<Avx2>>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_f32(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                      float* y1, int nr0, int nr1) {
+    packed_float_gemv2<LoadF32<Avx2>>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                      int64_t y_stride, int nr, int nt) {
     packed_float_gemm<LoadF16<Avx2>>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_f16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                      float* y1, int nr0, int nr1) {
+    packed_float_gemv2<LoadF16<Avx2>>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 void packed_gemm_bf16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     packed_float_gemm<LoadBF16<Avx2>>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemv2_bf16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    packed_float_gemv2<LoadBF16<Avx2>>(n, w0, w1, x, y0, y1, nr0, nr1);
 }
 
 }  // namespace ggml_lite::avx2

@@ -1,5 +1,5 @@
-// The AVX2 table's packed-weight kernels (PackedKernels::gemm, kernels.h), in a translation unit
-// of their own.
+// The AVX2 table's packed-weight kernels (PackedKernels::gemm and gemv2, kernels.h), in a
+// translation unit of their own.
 #pragma once
 
 #include <cstddef>
@@ -33,5 +33,25 @@ void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, f
                      int64_t y_stride, int nr, int nt);
 void packed_gemm_bf16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
+
+// PackedKernels::gemv2 of the 32-value block types and the float types.
+void packed_gemv2_q4_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
+void packed_gemv2_q5_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
+void packed_gemv2_iq4_nl(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                         float* y1, int nr0, int nr1);
+void packed_gemv2_q4_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
+void packed_gemv2_q5_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
+void packed_gemv2_q8_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
+void packed_gemv2_f32(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                      float* y1, int nr0, int nr1);
+void packed_gemv2_f16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                      float* y1, int nr0, int nr1);
+void packed_gemv2_bf16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
 
 }  // namespace ggml_lite::avx2

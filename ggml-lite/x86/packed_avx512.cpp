@@ -237,7 +237,7 @@ void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float
 template <class P>
 void packed_gemv2(int64_t n, const void* w0, const void* w1, const void* x, float* y0, float* y1,
                   int nr0, int nr1) {
-    const TwoGroups<typename P::Block> g(w0, w1, y0, y1, nr0, nr1);
+    const TwoGroups<typename P::Block, __mmask16> g(w0, w1, y0, y1, row_mask(nr0), row_mask(nr1));
     packed_decode<P, 2>(n / QK8_0, g.w, static_cast<const uint8_t*>(x), g.y, g.rows,
                         pass_lead(1, Pass::Vpdpbusd));
 }
@@ -336,7 +336,7 @@ void packed_float_gemm(int64_t n, const void* w, const void* x, size_t x_stride,
 template <class P>
 void packed_float_gemv2(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
                         float* y1, int nr0, int nr1) {
-    const TwoGroups<typename P::Elem> g(w0, w1, y0, y1, nr0, nr1);
+    const TwoGroups<typename P::Elem, __mmask16> g(w0, w1, y0, y1, row_mask(nr0), row_mask(nr1));
     packed_float_tile<P, 1, 2>(n, g.w, static_cast<const uint8_t*>(x), 0, g.y, 0, g.rows,
                                pass_lead(1, Pass::Fma));
 }

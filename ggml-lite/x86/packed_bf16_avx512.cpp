@@ -155,7 +155,7 @@ void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stri
 
 void packed_gemv2_bf16_dot(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
                            float* y1, int nr0, int nr1) {
-    const TwoGroups<uint16_t> g(w0, w1, y0, y1, nr0, nr1);
+    const TwoGroups<uint16_t, __mmask16> g(w0, w1, y0, y1, row_mask(nr0), row_mask(nr1));
     bf16_tile<1, 2>(n, g.w, static_cast<const uint8_t*>(x), 0, g.y, 0, g.rows,
                     pass_lead(1, Pass::Vdpbf16ps));
 }

@@ -198,18 +198,18 @@ inline __mmask16 row_mask(int nr) {
     return static_cast<__mmask16>((1u << nr) - 1);
 }
 
-// PackedKernels::gemv2's two groups as the kernels' two-group passes take them.
-template <class Elem>
+#endif
+
+// PackedKernels::gemv2's two groups as the kernels' two-group passes take them: the rows each
+// stores as Rows (AVX-512: a lane mask, row_mask; AVX2: the count).
+template <class Elem, class Rows>
 struct TwoGroups {
     const Elem* w[2];
     float* y[2];
-    __mmask16 rows[2];
-    TwoGroups(const void* w0, const void* w1, float* y0, float* y1, int nr0, int nr1)
-        : w{static_cast<const Elem*>(w0), static_cast<const Elem*>(w1)},
-          y{y0, y1},
-          rows{row_mask(nr0), row_mask(nr1)} {}
+    Rows rows[2];
+    TwoGroups(const void* w0, const void* w1, float* y0, float* y1, Rows r0, Rows r1)
+        : w{static_cast<const Elem*>(w0), static_cast<const Elem*>(w1)}, y{y0, y1}, rows{r0, r1} {}
 };
-#endif
 
 // How far ahead the AVX-512 packed kernels also prefetch their weights into L2. A core has only
 // 16 L1 fill buffers, too few to keep the memory busy at its latency; prefetches into L2 hold
