@@ -225,7 +225,7 @@ int halves(int nr) {
     return nr > kHalfRows ? 2 : 1;
 }
 
-// The activations' magnitudes of block xa (P with kMagnitudes).
+// The magnitudes of a block's 32 activation bytes qs, into mag (P with kMagnitudes).
 void magnitudes(const int8_t* qs, int8_t* mag) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
     _mm256_store_si256(reinterpret_cast<__m256i*>(mag), _mm256_abs_epi8(v));
