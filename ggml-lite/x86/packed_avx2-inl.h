@@ -42,6 +42,13 @@ void store_rows(float* y, __m256 v, int nr) {
     }
 }
 
+// Whether a kernel's levels take the activations' signs, vpmaddubsw's unsigned operand being the
+// activations' magnitudes (IQ4_NL, IQ4_XS), made once per block for every token and half.
+template <class P>
+constexpr bool kMagnitudes = requires {
+    requires P::kMagnitudes;
+};
+
 // Activation bytes p[0..3] in every lane: the signed operand that meets 4 bytes of each row.
 __m256i word(const int8_t* p) {
     int32_t v;
@@ -150,15 +157,12 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     // L1 as well as this, no faster than this alone. docs/perf-log.md.)
     using Block = typename K::Block;
     constexpr size_t kEighth = (sizeof(Block) + 8 * 64 - 1) / (8 * 64) * 64;
-    constexpr bool kMagnitudes = requires {
-        requires K::kMagnitudes;
-    };
     const int halves = nr > kHalfRows ? 2 : 1;
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        alignas(32) int8_t mag[kMagnitudes ? NT : 1][kMagnitudes ? QK_K : 1];
-        if constexpr (kMagnitudes) {
+        alignas(32) int8_t mag[kMagnitudes<K> ? NT : 1][kMagnitudes<K> ? QK_K : 1];
+        if constexpr (kMagnitudes<K>) {
             for (int t = 0; t < NT; t++) {
                 for (int i = 0; i < QK_K; i += 32) {
                     const __m256i v =
@@ -190,7 +194,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                         for (int m = m0; m < m0 + K::kGroup; m++) {
                             const int at = act_byte<K>(u, m);
                             __m256i pm;
-                            if constexpr (kMagnitudes) {
+                            if constexpr (kMagnitudes<K>) {
                                 pm = K::product(op, m, word(xq + at), word(mag[t] + at));
                             } else {
                                 pm = K::product(op, m, word(xq + at));

@@ -170,13 +170,6 @@ struct PackedQ8 {
     }
 };
 
-// Whether P's levels take the activations' signs, vpmaddubsw's unsigned operand being the
-// activations' magnitudes (IQ4_NL), made once per block for every token and half.
-template <class P>
-constexpr bool kMagnitudes = requires {
-    requires P::kMagnitudes;
-};
-
 // Block column w's lines kAhead blocks ahead into L1 and kFarAhead bytes ahead into L2: the
 // group is one contiguous stream, but a lead keeps enough lines in flight when one thread
 // streams alone. (Without the L1 lead, Q8_0 decode on a Zen 5 was 7% slower: perf-log.md.)
