@@ -42,6 +42,17 @@ void store_rows(float* y, __m256 v, int nr) {
     }
 }
 
+// The halves a group of nr rows has: one of at most 8 rows skips rows 8-15.
+int halves(int nr) {
+    return nr > kHalfRows ? 2 : 1;
+}
+
+// The magnitudes of 32 activation bytes qs, into mag (the kernels with kMagnitudes).
+inline void magnitudes(const int8_t* qs, int8_t* mag) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(mag), _mm256_abs_epi8(v));
+}
+
 // Whether a kernel's levels take the activations' signs, vpmaddubsw's unsigned operand being the
 // activations' magnitudes (IQ4_NL, IQ4_XS), made once per block for every token and half.
 template <class P>
@@ -157,21 +168,16 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     // L1 as well as this, no faster than this alone. docs/perf-log.md.)
     using Block = typename K::Block;
     constexpr size_t kEighth = (sizeof(Block) + 8 * 64 - 1) / (8 * 64) * 64;
-    const int halves = nr > kHalfRows ? 2 : 1;
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         alignas(32) int8_t mag[kMagnitudes<K> ? NT : 1][kMagnitudes<K> ? QK_K : 1];
         if constexpr (kMagnitudes<K>) {
             for (int t = 0; t < NT; t++) {
-                for (int i = 0; i < QK_K; i += 32) {
-                    const __m256i v =
-                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act(t, b).qs + i));
-                    _mm256_store_si256(reinterpret_cast<__m256i*>(mag[t] + i), _mm256_abs_epi8(v));
-                }
+                for (int i = 0; i < QK_K; i += 32) magnitudes(act(t, b).qs + i, mag[t] + i);
             }
         }
-        for (int h = 0; h < halves; h++) {
+        for (int h = 0; h < halves(nr); h++) {
             const typename K::Scales s(w[b], h);
             __m256i isum[NT];
             for (int t = 0; t < NT; t++) isum[t] = K::init(s, act(t, b));
@@ -217,7 +223,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
         }
     }
     for (int t = 0; t < NT; t++) {
-        for (int h = 0; h < halves; h++)
+        for (int h = 0; h < halves(nr); h++)
             store_rows(y + t * y_stride + kHalfRows * h, acc[t][h], nr - kHalfRows * h);
     }
 }

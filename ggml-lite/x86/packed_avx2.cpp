@@ -170,16 +170,9 @@ struct PackedQ8 {
     }
 };
 
-// Block column w's lines kAhead blocks ahead into L1 and kFarAhead bytes ahead into L2: the
-// group is one contiguous stream, but a lead keeps enough lines in flight when one thread
-// streams alone. (Without the L1 lead, Q8_0 decode on a Zen 5 was 7% slower: perf-log.md.)
-template <class Block>
-void prefetch_column(const Block* w) {
-    constexpr int64_t kAhead = 8;
-    const auto* bytes = reinterpret_cast<const uint8_t*>(w);
-    prefetch_lines<sizeof(Block)>(bytes + kAhead * sizeof(Block));
-    prefetch_lines<sizeof(Block), 2>(bytes + kFarAhead);
-}
+// The AVX2 block kernels always lead into L1 as well: without it, Q8_0 decode on a Zen 5 was 7%
+// slower (perf-log.md). Each reads a 64-byte word in two halves, a group half at a time.
+constexpr Lead kLead = Lead::L1AndL2;
 
 // Half h of a block column (rows 8h..8h + 7): the rows' scales and (Q4_1, Q5_1) minimums.
 template <class P>
@@ -213,17 +206,6 @@ __m256 add_token(const __m256i* op, const HalfScales<P>& s, const typename P::Ac
     return acc;
 }
 
-// The halves a group of nr rows has: one of at most 8 rows skips rows 8-15.
-int halves(int nr) {
-    return nr > kHalfRows ? 2 : 1;
-}
-
-// The magnitudes of a block's 32 activation bytes qs, into mag (P with kMagnitudes).
-void magnitudes(const int8_t* qs, int8_t* mag) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(mag), _mm256_abs_epi8(v));
-}
-
 // One token against G groups (decode; PackedKernels::gemv2 for G = 2), the groups' block
 // columns interleaved: one core reads two streams far apart faster than one (kernels.md,
 // "Decode reads two streams per core").
@@ -238,7 +220,7 @@ void packed_decode(int64_t nb, const typename P::Block* const* w, const uint8_t*
         if constexpr (kMagnitudes<P>) magnitudes(xa[b].qs, mag);
 #pragma GCC unroll 2
         for (int g = 0; g < G; g++) {
-            prefetch_column(w[g] + b);
+            prefetch_block(w[g] + b, kLead);
             for (int h = 0; h < halves(nr[g]); h++) {
                 __m256i op[P::kOps];
                 P::load(w[g][b], h, op);
@@ -264,7 +246,7 @@ __attribute__((noinline)) void packed_tile(int64_t nb, const typename P::Block* 
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_column(w + b);
+        prefetch_block(w + b, kLead);
         const uint8_t* xb = x + b * sizeof(Act);
         const auto xt = [&](int t) -> const Act& {
             return *reinterpret_cast<const Act*>(xb + t * x_stride);

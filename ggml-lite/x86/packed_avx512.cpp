@@ -95,18 +95,6 @@ struct PackedQ8 {  // stored as w + 128 already
     }
 };
 
-// Blocks ahead to prefetch into L1 with Lead::L1AndL2, besides kFarAhead bytes into L2: a group
-// is one contiguous stream, but the lead keeps enough lines in flight when one thread streams
-// alone.
-constexpr int64_t kAhead = 8;
-
-template <class Block>
-void prefetch_block(const Block* wb, Lead lead) {
-    const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
-    if (lead == Lead::L1AndL2) prefetch_lines<sizeof(Block)>(bytes + kAhead * sizeof(Block));
-    prefetch_lines<sizeof(Block), 2>(bytes + kFarAhead);
-}
-
 // The weight side of block column w: its 8 operands, the rows' scales and (Q4_1, Q5_1) minimums.
 template <class P>
 struct BlockColumn {

@@ -211,7 +211,7 @@ struct TwoGroups {
         : w{static_cast<const Elem*>(w0), static_cast<const Elem*>(w1)}, y{y0, y1}, rows{r0, r1} {}
 };
 
-// How far ahead the AVX-512 packed kernels also prefetch their weights into L2. A core has only
+// How far ahead the packed kernels also prefetch their weights into L2. A core has only
 // 16 L1 fill buffers, too few to keep the memory busy at its latency; prefetches into L2 hold
 // none, so these keep more lines in flight (Q4_0 decode at 1 thread: 78% of the probe without,
 // 89-100% with; docs/PERF.md).
@@ -231,6 +231,17 @@ inline Lead pass_lead(int nt, Pass pass) {
     if (nt > 1) return Lead::L1AndL2;
     if (pass != Pass::Vpdpbusd && !p.float_decode) return Lead::None;
     return p.decode_l1 || pass == Pass::Fma ? Lead::L1AndL2 : Lead::L2;
+}
+
+// The 32-value block kernels' block column at wb (packed.h): its lines kFarAhead bytes ahead into
+// L2 and, with Lead::L1AndL2, 8 columns ahead into L1. A group is one contiguous stream, but the
+// lead keeps enough lines in flight when one thread streams alone.
+template <class Block>
+void prefetch_block(const Block* wb, Lead lead) {
+    constexpr int64_t kAhead = 8;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
+    if (lead == Lead::L1AndL2) prefetch_lines<sizeof(Block)>(bytes + kAhead * sizeof(Block));
+    if (lead != Lead::None) prefetch_lines<sizeof(Block), 2>(bytes + kFarAhead);
 }
 
 // The packed float kernels' pass that streams a group (packed.h: 4-column blocks of 16 rows):
