@@ -62,9 +62,16 @@ constexpr bool kMagnitudes = requires {
 
 // Activation bytes p[0..3] in every lane: the signed operand that meets 4 bytes of each row.
 __m256i word(const int8_t* p) {
-    int32_t v;
-    __builtin_memcpy(&v, p, 4);
-    return _mm256_set1_epi32(v);
+    return _mm256_broadcastd_epi32(_mm_loadu_si32(p));
+}
+
+// p, as far as the compiler can tell, changed: the loads through it stay where they are written.
+// With k_tile's units unrolled, GCC 12 otherwise hoisted a token's 64 activation words out of the
+// halves' loop as scalars, spilling them to the stack (Q5_K decode 45% slower, perf-log.md).
+template <class T>
+T* opaque(T* p) {
+    __asm__("" : "+r"(p));
+    return p;
 }
 
 // ---- The k-quants ------------------------------------------------------------------------------
@@ -153,8 +160,9 @@ constexpr int act_byte(int u, int m) {
 // u, m0) (the vpmaddwd factor of words m0..m0 + kGroup - 1), init(s, x) (a token's integer sum
 // before the units) and finish(w, h, s, x, acc) (the float steps after the scales'). A K with
 // kMagnitudes (signed levels) gets product(op, m, xw, mw) with mw the activation word's
-// magnitudes, which k_tile makes once per super-block for all tokens and both halves. A K
-// whose units are not 32 consecutive values gives act_byte(u, m).
+// magnitudes, which k_tile makes once per super-block for all tokens and both halves (one
+// token's in registers, word by word). A K whose units are not 32 consecutive values gives
+// act_byte(u, m).
 template <class K, int NT>
 void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
             int64_t y_stride, int nr) {
@@ -172,7 +180,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         alignas(32) int8_t mag[kMagnitudes<K> ? NT : 1][kMagnitudes<K> ? QK_K : 1];
-        if constexpr (kMagnitudes<K>) {
+        if constexpr (kMagnitudes<K> && NT > 1) {
             for (int t = 0; t < NT; t++) {
                 for (int i = 0; i < QK_K; i += 32) magnitudes(act(t, b).qs + i, mag[t] + i);
             }
@@ -181,6 +189,10 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
             const typename K::Scales s(w[b], h);
             __m256i isum[NT];
             for (int t = 0; t < NT; t++) isum[t] = K::init(s, act(t, b));
+#pragma GCC unroll 8
+            // Unrolled, so that a unit's activation bytes and scales are fixed offsets: rolled,
+            // the index arithmetic of act_byte and scale cost as much as the vector work
+            // (bench-kernels incache, one token: Q6_K 25%, Q4_K and Q2_K 11% faster unrolled).
             for (int u = 0; u < kUnits; u++) {
                 if (h == 0) {
                     const auto* here = reinterpret_cast<const uint8_t*>(w + b) + u * kEighth;
@@ -192,7 +204,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                 // activation words crowd the unit's operands out of the registers.
 #pragma GCC unroll 1
                 for (int t = 0; t < NT; t++) {
-                    const int8_t* xq = act(t, b).qs;
+                    const int8_t* xq = opaque(act(t, b).qs);
 #pragma GCC unroll 8
                     for (int m0 = 0; m0 < 8; m0 += K::kGroup) {
                         __m256i p = _mm256_setzero_si256();
@@ -200,7 +212,13 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                         for (int m = m0; m < m0 + K::kGroup; m++) {
                             const int at = act_byte<K>(u, m);
                             __m256i pm;
-                            if constexpr (kMagnitudes<K>) {
+                            if constexpr (kMagnitudes<K> && NT == 1) {
+                                // One token: its magnitudes in registers. Read back from memory
+                                // right after they were made, IQ4_XS decode took 1.5x as long
+                                // (bench-kernels matvec, perf-log.md).
+                                const __m256i xw = word(xq + at);
+                                pm = K::product(op, m, xw, _mm256_abs_epi8(xw));
+                            } else if constexpr (kMagnitudes<K>) {
                                 pm = K::product(op, m, word(xq + at), word(mag[t] + at));
                             } else {
                                 pm = K::product(op, m, word(xq + at));
