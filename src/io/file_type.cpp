@@ -90,10 +90,11 @@ uint32_t gguf_file_type(FileType ft) {
 }
 
 std::optional<FileType> file_type_from_gguf(uint32_t id) {
+    std::optional<FileType> found;
     for (const FileTypeRow& row : file_type_rows()) {
-        if (row.gguf_id == id) return row.ft;
+        if (row.gguf_id == id && (!found || found->mix == Mix::None)) found = row.ft;
     }
-    return std::nullopt;
+    return found;
 }
 
 }  // namespace lila

@@ -47,8 +47,9 @@ std::string file_type_names();
 // llama.cpp's general.file_type (LLAMA_FTYPE_MOSTLY_*) for a file of this type (a pure file's
 // is its named type's: llama-quantize --pure writes the same id).
 uint32_t gguf_file_type(FileType ft);
-// The file type of a general.file_type id (the single type where it shares its id with an _S
-// mix: 14 is q4_k); nullopt for an id --type has no name for.
+// The file type of a general.file_type id, as llama.cpp means it: an id an _S mix shares with
+// lila's one-type file gives the mix (14 is q4_k_s; a file of Q4_K matrices only is q4_k, which
+// Model::type_summary tells by the tensors); nullopt for an id --type has no name for.
 std::optional<FileType> file_type_from_gguf(uint32_t id);
 
 }  // namespace lila

@@ -298,13 +298,16 @@ std::string Model::type_summary() const {
     for (const auto& [name, bytes] : bytes_by_type) {
         if (bytes > most) most = bytes, best = name;
     }
-    // A mix is named by its file type: Q4_K_M's majority type alone would read "q4_k".
+    // A mix is named by its file type: Q4_K_M's majority type alone would read "q4_k". Q4_K_S
+    // shares its id with the one-type q4_k file, whose matrices are all one type.
     const std::optional<int64_t> id = file_->get_int("general.file_type");
     const std::optional<FileType> ft = id && *id >= 0 && *id <= UINT32_MAX
                                            ? file_type_from_gguf(static_cast<uint32_t>(*id))
                                            : std::nullopt;
-    if (ft && ft->mix != Mix::None && best == ggml_lite::type_name(ft->base))
+    if (ft && ft->mix != Mix::None && best == ggml_lite::type_name(ft->base) &&
+        bytes_by_type.size() > 1) {
         return file_type_name(*ft);
+    }
     return best;
 }
 

@@ -346,14 +346,19 @@ TEST_F(KQuantModel, Q4_K_MTypesInTheFile) {
 }
 
 // A mix is named by its file type where its base type has most of the bytes (lila info, bench,
-// the load line); Q4_K_S shares its id with the single type q4_k, and is named so.
+// the load line). Q4_K_S, Q5_K_S and Q3_K_S share their ids with the one-type q4_k, q5_k and
+// q3_k files, told apart by their tensors.
 TEST_F(KQuantModel, MixesNamedByFileType) {
     test::TempDir dir;
     for (const auto& [type, name] : {std::pair{FileType(Type::Q3_K, Mix::M), "q3_k_m"},
                                      {FileType(Type::Q3_K, Mix::L), "q3_k_l"},
                                      {FileType(Type::Q5_K, Mix::M), "q5_k_m"},
                                      {FileType::Q2_K(), "q2_k"},
-                                     {FileType(Type::Q4_K, Mix::S), "q4_k"}}) {
+                                     {FileType(Type::Q4_K, Mix::S), "q4_k_s"},
+                                     {FileType(Type::Q5_K, Mix::S), "q5_k_s"},
+                                     {FileType(Type::Q3_K, Mix::S), "q3_k_s"},
+                                     {FileType(Type::Q4_K), "q4_k"},
+                                     {FileType(Type::Q5_K), "q5_k"}}) {
         EXPECT_EQ(Model::load(write(dir, type))->type_summary(), name) << name;
     }
 }

@@ -53,11 +53,14 @@ TEST(FileTypes, NamesAndGgufIds) {
     }
 }
 
-// An id read back names the single type where it is shared with an _S mix.
+// An id read back means what llama.cpp means by it: the _S mix where lila's one-type file
+// shares its id.
 TEST(FileTypes, FromGgufId) {
     EXPECT_EQ(file_type_from_gguf(15), FileType::Q4_K_M());
-    EXPECT_EQ(file_type_from_gguf(14), FileType(Type::Q4_K));
-    EXPECT_EQ(file_type_from_gguf(11), FileType(Type::Q3_K));
+    EXPECT_EQ(file_type_from_gguf(14), FileType(Type::Q4_K, Mix::S));
+    EXPECT_EQ(file_type_from_gguf(16), FileType(Type::Q5_K, Mix::S));
+    EXPECT_EQ(file_type_from_gguf(11), FileType(Type::Q3_K, Mix::S));
+    EXPECT_EQ(gguf_file_type(FileType(Type::Q4_K)), 14u);
     EXPECT_EQ(file_type_from_gguf(12), FileType(Type::Q3_K, Mix::M));
     EXPECT_EQ(file_type_from_gguf(13), FileType(Type::Q3_K, Mix::L));
     EXPECT_EQ(file_type_from_gguf(10), FileType::Q2_K());
