@@ -67,7 +67,8 @@ __m256i word(const int8_t* p) {
 
 // p, as far as the compiler can tell, changed: the loads through it stay where they are written.
 // With k_tile's units unrolled, GCC 12 otherwise hoisted a token's 64 activation words out of the
-// halves' loop as scalars, spilling them to the stack (Q5_K decode 45% slower, perf-log.md).
+// halves' loop as scalars, spilling them to the stack (bench-kernels matvec/q5_k took 1.45-1.57x
+// as long, perf-log.md).
 template <class T>
 T* opaque(T* p) {
     __asm__("" : "+r"(p));
