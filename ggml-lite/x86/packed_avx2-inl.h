@@ -177,11 +177,13 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     // L1 as well as this, no faster than this alone. docs/perf-log.md.)
     using Block = typename K::Block;
     constexpr size_t kEighth = (sizeof(Block) + 8 * 64 - 1) / (8 * 64) * 64;
+    // The tokens' magnitudes made once per super-block (kMagnitudes, more than one token).
+    constexpr bool kMagArray = kMagnitudes<K> && NT > 1;
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        alignas(32) int8_t mag[kMagnitudes<K> ? NT : 1][kMagnitudes<K> ? QK_K : 1];
-        if constexpr (kMagnitudes<K> && NT > 1) {
+        alignas(32) int8_t mag[kMagArray ? NT : 1][kMagArray ? QK_K : 1];
+        if constexpr (kMagArray) {
             for (int t = 0; t < NT; t++) {
                 for (int i = 0; i < QK_K; i += 32) magnitudes(act(t, b).qs + i, mag[t] + i);
             }
@@ -219,7 +221,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                                 // (bench-kernels matvec, perf-log.md).
                                 const __m256i xw = word(xq + at);
                                 pm = K::product(op, m, xw, _mm256_abs_epi8(xw));
-                            } else if constexpr (kMagnitudes<K>) {
+                            } else if constexpr (kMagArray) {
                                 pm = K::product(op, m, word(xq + at), word(mag[t] + at));
                             } else {
                                 pm = K::product(op, m, word(xq + at));
