@@ -19,7 +19,7 @@ namespace ggml_lite {
 namespace {
 
 struct Features {
-    bool avx2 = false, fma = false, f16c = false;
+    bool avx2 = false, fma = false, f16c = false, avxvnni = false;
     bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
     bool avx512vnni = false, avx512bf16 = false;
     bool asimd = false, asimddp = false;
@@ -71,7 +71,10 @@ Features detect() {
             f.avx512vnni = c & (1u << 11);
         }
     }
-    if (os_avx512 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = a & (1u << 5);
+    if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+        f.avxvnni = a & (1u << 4);  // VEX-encoded: needs only the YMM state
+        f.avx512bf16 = os_avx512 && (a & (1u << 5));
+    }
     return f;
 }
 
@@ -100,10 +103,10 @@ const Features& features() {
 }
 
 // Best first.
-constexpr Isa kPreference[] = {Isa::Avx512Bf16, Isa::Avx512, Isa::NeonDotprod,
+constexpr Isa kPreference[] = {Isa::Avx512Bf16, Isa::Avx512, Isa::NeonDotprod, Isa::Avx2Vnni,
                                Isa::Avx2,       Isa::Neon,   Isa::Scalar};
-constexpr Isa kAllIsas[] = {Isa::Scalar, Isa::Avx2,        Isa::Avx512,
-                            Isa::Neon,   Isa::NeonDotprod, Isa::Avx512Bf16};
+constexpr Isa kAllIsas[] = {Isa::Scalar,      Isa::Avx2,       Isa::Avx512,  Isa::Neon,
+                            Isa::NeonDotprod, Isa::Avx512Bf16, Isa::Avx2Vnni};
 
 using Flag = bool Features::*;
 
@@ -112,6 +115,7 @@ constexpr std::pair<Flag, const char*> kFlagNames[] = {
     {&Features::avx2, "avx2"},
     {&Features::fma, "fma"},
     {&Features::f16c, "f16c"},
+    {&Features::avxvnni, "avxvnni"},
     {&Features::avx512f, "avx512f"},
     {&Features::avx512bw, "avx512bw"},
     {&Features::avx512vl, "avx512vl"},
@@ -131,6 +135,8 @@ const char* flag_name(Flag flag) {
 
 // What each ISA's translation units are compiled for (ggml-lite/CMakeLists.txt).
 constexpr Flag kAvx2Needs[] = {&Features::avx2, &Features::fma, &Features::f16c};
+constexpr Flag kAvx2VnniNeeds[] = {&Features::avx2, &Features::fma, &Features::f16c,
+                                   &Features::avxvnni};
 constexpr Flag kAvx512Needs[] = {&Features::avx2,     &Features::fma,       &Features::f16c,
                                  &Features::avx512f,  &Features::avx512bw,  &Features::avx512vl,
                                  &Features::avx512dq, &Features::avx512vnni};
@@ -147,6 +153,8 @@ std::span<const Flag> needs(Isa isa) {
             return {};
         case Isa::Avx2:
             return kAvx2Needs;
+        case Isa::Avx2Vnni:
+            return kAvx2VnniNeeds;
         case Isa::Avx512:
             return kAvx512Needs;
         case Isa::Avx512Bf16:
@@ -171,6 +179,8 @@ const char* isa_name(Isa isa) {
             return "scalar";
         case Isa::Avx2:
             return "avx2";
+        case Isa::Avx2Vnni:
+            return "avx2_vnni";
         case Isa::Avx512:
             return "avx512";
         case Isa::Avx512Bf16:
@@ -195,6 +205,7 @@ bool isa_built(Isa isa) {
         case Isa::Scalar:
             return true;
         case Isa::Avx2:
+        case Isa::Avx2Vnni:
         case Isa::Avx512:
         case Isa::Avx512Bf16:
 #if defined(LILA_X86)
@@ -258,8 +269,9 @@ Isa select_isa(const char* lila_isa) {
     }
     const std::optional<Isa> forced = isa_from_name(lila_isa);
     if (!forced) {
-        throw std::runtime_error(std::string("LILA_ISA=") + lila_isa +
-                                 ": unknown (scalar|avx2|avx512|avx512_bf16|neon|neon_dotprod)");
+        throw std::runtime_error(
+            std::string("LILA_ISA=") + lila_isa +
+            ": unknown (scalar|avx2|avx2_vnni|avx512|avx512_bf16|neon|neon_dotprod)");
     }
     if (!isa_supported(*forced)) {
         throw std::runtime_error(std::string("LILA_ISA=") + lila_isa +

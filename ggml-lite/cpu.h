@@ -8,8 +8,9 @@
 
 namespace ggml_lite {
 
-// Avx512Bf16: the AVX-512 table plus BF16 weights' dot products with vdpbf16ps (kernels.h).
-enum class Isa { Scalar, Avx2, Avx512, Neon, NeonDotprod, Avx512Bf16 };
+// Avx512Bf16: the AVX-512 table plus BF16 weights' dot products with vdpbf16ps; Avx2Vnni: the
+// AVX2 table with the packed integer kernels on AVX-VNNI's vpdpbusd (kernels.h).
+enum class Isa { Scalar, Avx2, Avx512, Neon, NeonDotprod, Avx512Bf16, Avx2Vnni };
 
 // Every Isa, in the enum's order (scalar first).
 std::span<const Isa> all_isas();
@@ -17,8 +18,8 @@ std::span<const Isa> all_isas();
 const char* isa_name(Isa isa);
 std::optional<Isa> isa_from_name(std::string_view name);
 
-// True when this binary has kernels for `isa` (x86 builds have AVX2 and AVX-512, aarch64 builds
-// NEON and NEON dotprod), whatever this CPU runs.
+// True when this binary has kernels for `isa` (x86 builds have the AVX2 and AVX-512 ones, aarch64
+// builds NEON and NEON dotprod), whatever this CPU runs.
 bool isa_built(Isa isa);
 
 // True when this binary has kernels for `isa` and the CPU can run them.
@@ -29,8 +30,8 @@ bool isa_supported(Isa isa);
 std::string isa_unsupported_reason(Isa isa);
 
 // The best supported path, or the one forced by the environment variable LILA_ISA
-// (scalar|avx2|avx512|avx512_bf16|neon|neon_dotprod). An unsupported or unknown LILA_ISA is a fatal
-// error with a message, not a silent fallback: a benchmark must measure what it says.
+// (scalar|avx2|avx2_vnni|avx512|avx512_bf16|neon|neon_dotprod). An unsupported or unknown LILA_ISA
+// is a fatal error with a message, not a silent fallback: a benchmark must measure what it says.
 Isa active_isa();
 
 // The path active_isa() picks for a given LILA_ISA value (nullptr or empty: the best

@@ -85,6 +85,9 @@ const PackedKernels& Kernels::packed_of(Type t) const {
 const Kernels* kernels_avx2() {
     return nullptr;
 }
+const Kernels* kernels_avx2_vnni() {
+    return nullptr;
+}
 const Kernels* kernels_avx512() {
     return nullptr;
 }
@@ -109,6 +112,8 @@ const Kernels* kernels_for(Isa isa) {
             return &kernels_scalar();
         case Isa::Avx2:
             return kernels_avx2();
+        case Isa::Avx2Vnni:
+            return kernels_avx2_vnni();
         case Isa::Avx512:
             return kernels_avx512();
         case Isa::Avx512Bf16:

@@ -151,6 +151,7 @@ const Kernels& kernels_scalar();
 // Each returns nullptr when this binary was built without that path. Each builds its table on
 // first use with its ISA's instructions: call them through kernels_for(), which checks the CPU.
 const Kernels* kernels_avx2();
+const Kernels* kernels_avx2_vnni();
 const Kernels* kernels_avx512();
 const Kernels* kernels_avx512_bf16();
 const Kernels* kernels_neon();

@@ -228,8 +228,13 @@ std::string kernel_path(const Kernels& k, Type t) {
         } else if (avx512 && (traits(t).block_size == 32 || bf16_dot) && !policy.decode_l1) {
             prefetch = "; decode prefetches into L2 only on this CPU (AMD family 1Ah)";
         }
-        return isa + ", weights packed at load in 16-row groups" +
-               (avx512 ? std::string(" (") + op + ", 16 rows per instruction)" : "") + prefetch;
+        std::string instruction;
+        if (avx512) {
+            instruction = std::string(" (") + op + ", 16 rows per instruction)";
+        } else if (k.isa == Isa::Avx2Vnni && traits(t).quantized) {
+            instruction = " (vpdpbusd, 8 rows per instruction)";
+        }
+        return isa + ", weights packed at load in 16-row groups" + instruction + prefetch;
     }
     if (!k.of(t).vec_dot) return "none";
     return isa + ", activations as " + type_name(traits(t).vec_dot_type);

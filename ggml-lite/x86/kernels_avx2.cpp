@@ -16,7 +16,6 @@
 #include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/kernels_iq_avx2.h"
 #include "ggml-lite/x86/packed_avx2.h"
-#include "ggml-lite/x86/packed_q23_avx2.h"
 #include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite {
@@ -626,26 +625,21 @@ constexpr TypeOverride kTypes[] = {
     {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
 };
 
-constexpr PackedOverride kPacked[] = {
-    {Type::F32, {nullptr, avx2::packed_gemm_f32, avx2::packed_gemv2_f32}},
-    {Type::F16, {nullptr, avx2::packed_gemm_f16, avx2::packed_gemv2_f16}},
-    {Type::BF16, {nullptr, avx2::packed_gemm_bf16, avx2::packed_gemv2_bf16}},
-    {Type::Q8_0,
-     {quantize_q8_0c<128, quantize_q8_0>, avx2::packed_gemm_q8_0, avx2::packed_gemv2_q8_0}},
-    {Type::Q4_0,
-     {quantize_q8_0c<8, quantize_q8_0>, avx2::packed_gemm_q4_0, avx2::packed_gemv2_q4_0}},
-    {Type::Q5_0,
-     {quantize_q8_0c<16, quantize_q8_0>, avx2::packed_gemm_q5_0, avx2::packed_gemv2_q5_0}},
-    {Type::IQ4_NL,
-     {quantize_q8_0c<128, quantize_q8_0>, avx2::packed_gemm_iq4_nl, avx2::packed_gemv2_iq4_nl}},
-    {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, avx2::packed_gemm_q4_1, avx2::packed_gemv2_q4_1}},
-    {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, avx2::packed_gemm_q5_1, avx2::packed_gemv2_q5_1}},
-    {Type::Q4_K, {quantize_q8_K, avx2::packed_gemm_q4_K}},
-    {Type::Q5_K, {quantize_q8_K, avx2::packed_gemm_q5_K}},
-    {Type::Q6_K, {quantize_q8_K, avx2::packed_gemm_q6_K}},
-    {Type::IQ4_XS, {quantize_q8_K, avx2::packed_gemm_iq4_xs}},
-    {Type::Q3_K, {quantize_q8_K, avx2::packed_gemm_q3_K}},
-    {Type::Q2_K, {quantize_q8_K, avx2::packed_gemm_q2_K}},
+// The packed kernels' activation quantizers; the kernels themselves are packed_avx2.cpp's
+// (packed_kernels(): one copy for each AVX2 table).
+constexpr PackedOverride kQuantizers[] = {
+    {Type::Q8_0, {quantize_q8_0c<128, quantize_q8_0>, nullptr, nullptr}},
+    {Type::Q4_0, {quantize_q8_0c<8, quantize_q8_0>, nullptr, nullptr}},
+    {Type::Q5_0, {quantize_q8_0c<16, quantize_q8_0>, nullptr, nullptr}},
+    {Type::IQ4_NL, {quantize_q8_0c<128, quantize_q8_0>, nullptr, nullptr}},
+    {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, nullptr, nullptr}},
+    {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, nullptr, nullptr}},
+    {Type::Q4_K, {quantize_q8_K, nullptr, nullptr}},
+    {Type::Q5_K, {quantize_q8_K, nullptr, nullptr}},
+    {Type::Q6_K, {quantize_q8_K, nullptr, nullptr}},
+    {Type::IQ4_XS, {quantize_q8_K, nullptr, nullptr}},
+    {Type::Q3_K, {quantize_q8_K, nullptr, nullptr}},
+    {Type::Q2_K, {quantize_q8_K, nullptr, nullptr}},
 };
 
 }  // namespace
@@ -653,10 +647,19 @@ constexpr PackedOverride kPacked[] = {
 // Built on first use, which kernels_for() allows only when the CPU has AVX2.
 const Kernels* kernels_avx2() {
     static const Kernels table = [] {
-        Kernels k = with_overrides(kernels_scalar(), Isa::Avx2, kTypes, kPacked);
+        Kernels k = with_overrides(with_overrides(kernels_scalar(), Isa::Avx2, kTypes, kQuantizers),
+                                   Isa::Avx2, {}, avx2::packed_kernels());
         set_float_kernels<Arch, LoadF16<Arch>>(k);
         return k;
     }();
+    return &table;
+}
+
+// The avx2 table with the packed kernels compiled for AVX-VNNI. Built on first use, which
+// kernels_for() allows only when the CPU has AVX-VNNI.
+const Kernels* kernels_avx2_vnni() {
+    static const Kernels table =
+        with_overrides(*kernels_avx2(), Isa::Avx2Vnni, {}, avx2_vnni::packed_kernels());
     return &table;
 }
 

@@ -6,10 +6,12 @@
 // column, one int32 or float lane per row, so nothing is summed horizontally. AVX2 has no
 // vpdpbusd: a 4-byte dot per lane is vpmaddubsw (unsigned weight bytes times the token's
 // 4 activation bytes broadcast, int16 pair sums) then vpmaddwd with ones or with the rows'
-// scales.
+// scales. The avx2_vnni copies (LILA_AVX2_VNNI, packed_avx2.h) make it one vpdpbusd, exact in
+// int32, with no int16 step to widen.
 //
-// Include only from those translation units (compiled with -mavx2 -mfma -mf16c): everything
-// here has internal linkage, for the reasons simd_float-inl.h gives.
+// Include only from those translation units (compiled with -mavx2 -mfma -mf16c, and -mavxvnni
+// for the avx2_vnni copies): everything here has internal linkage, for the reasons
+// simd_float-inl.h gives.
 #pragma once
 
 #include <immintrin.h>
@@ -21,9 +23,10 @@
 #include "ggml-lite/quant.h"
 #include "ggml-lite/quant_tiles-inl.h"
 #include "ggml-lite/simd_float-inl.h"
+#include "ggml-lite/x86/packed_avx2.h"
 #include "ggml-lite/x86/simd_x86-inl.h"
 
-namespace ggml_lite::avx2 {
+namespace ggml_lite::LILA_AVX2_NS {
 namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
 
 using FK = FloatKernels<Avx2>;
@@ -79,13 +82,59 @@ T* opaque(T* p) {
 //
 // A super-block column against Q8_K activations, half by half, in 8 units of 32 values: unit u
 // is 8 words (word m pairs with activation bytes 32u + 4m.., or where the K's act_byte puts
-// them), unpacked once for all tokens into
-// K::kOps operands, K::product giving word m's vpmaddubsw int16 pair sums. A unit's products
-// add up in int16 in groups of kGroup (as many as stay exact), and one vpmaddwd per group
-// against the rows' scale (in both int16 halves of each lane) gives scale * dot in int32. So a
-// super-block's integer sums are exact before its float steps, as the reference's.
+// them), unpacked once for all tokens into K::kOps operands, K::factors giving word m's two
+// byte operands. A unit's dots add up in groups (sum_words: as many words as stay exact in
+// int16, or with vpdpbusd as many as share a scale), and one step per group against the rows'
+// scale (in both int16 halves of each lane) gives scale * dot in int32. So a super-block's
+// integer sums are exact before its float steps, as the reference's.
 
 constexpr int kUnits = QK_K / 32;
+
+// A 4-byte dot's operands per int32 lane: u unsigned, s signed.
+struct Factors {
+    __m256i u, s;
+};
+
+#if defined(LILA_AVX2_VNNI)
+// p plus the dots of f, in int32: vpdpbusd, exact.
+__m256i add_dot(__m256i p, Factors f) {
+    return _mm256_dpbusd_avx_epi32(p, f.u, f.s);
+}
+// p's int32 sums times the rows' scales (the high int16 of each lane, sign-extended).
+__m256i scaled(__m256i p, __m256i sc) {
+    return _mm256_mullo_epi32(p, _mm256_srai_epi32(sc, 16));
+}
+// Words a group sums: all that share a scale.
+template <class K>
+constexpr int sum_words() {
+    return K::kScaleWords;
+}
+// The sums a group's words go into: 8 words in two chains, each half as long (bench-kernels
+// matmul, one thread: Q4_K 6%, Q5_K 4% faster), fewer in one (Q6_K's 2 words 25% slower in two,
+// Q2_K's and Q3_K's 4 level).
+template <class K>
+constexpr int chains() {
+    return sum_words<K>() >= 8 ? 2 : 1;
+}
+#else
+// p plus the dots of f as vpmaddubsw's int16 pair sums: exact while the K's kGroup words add up.
+__m256i add_dot(__m256i p, Factors f) {
+    return _mm256_add_epi16(p, _mm256_maddubs_epi16(f.u, f.s));
+}
+// p's int16 pair sums times the rows' scales, widened to int32 (vpmaddwd).
+__m256i scaled(__m256i p, __m256i sc) {
+    return _mm256_madd_epi16(p, sc);
+}
+template <class K>
+constexpr int sum_words() {
+    static_assert(K::kGroup <= K::kScaleWords);
+    return K::kGroup;
+}
+template <class K>
+constexpr int chains() {
+    return 1;
+}
+#endif
 
 // The rows' int16 pairs (a[r], b[r]) from two vectors of 8 bytes, one pair per int32 lane.
 template <bool Signed>
@@ -111,13 +160,11 @@ __m256i pair_dot(const __m256i* pairs, const int32_t* p) {
     return sum;
 }
 
-// The unsigned operands of most k-quants: op[m] is word m's levels, times the activation word xw
-// by vpmaddubsw.
+// The unsigned operands of most k-quants: op[m] is word m's levels, times the activation word
+// xw.
 struct UnsignedLevels {
     static constexpr int kOps = 8;
-    static __m256i product(const __m256i* op, int m, __m256i xw) {
-        return _mm256_maddubs_epi16(op[m], xw);
-    }
+    static Factors factors(const __m256i* op, int m, __m256i xw) { return {op[m], xw}; }
 };
 
 // The steps of the k-quants with a signed scale per 16 values (Scales::sc[16] for vpmaddwd and
@@ -156,11 +203,12 @@ constexpr int act_byte(int u, int m) {
 }
 
 // Each k-quant K gives Block, kGroup (words whose vpmaddubsw sums add up in int16 exactly, at
-// most 4 where a scale covers 16 values), kOps and product (UnsignedLevels' or its own), a Scales
-// type constructed from (block column, half), unit(w, h, u, op) (unit u's kOps operands), scale(s,
-// u, m0) (the vpmaddwd factor of words m0..m0 + kGroup - 1), init(s, x) (a token's integer sum
-// before the units) and finish(w, h, s, x, acc) (the float steps after the scales'). A K with
-// kMagnitudes (signed levels) gets product(op, m, xw, mw) with mw the activation word's
+// most 4 where a scale covers 16 values), kScaleWords (consecutive words under one scale), kOps
+// and factors (UnsignedLevels' or its own), a Scales type constructed from (block column, half),
+// unit(w, h, u, op) (unit u's kOps operands), scale(s, u, m0) (the factor of the group from word
+// m0), init(s, x) (a token's integer sum before the units) and finish(w, h, s, x, acc) (the float
+// steps after the scales'). A K with kMagnitudes (signed levels) gets factors(op, m, xw, mw) with
+// mw the activation word's
 // magnitudes, which k_tile makes once per super-block for all tokens and both halves (one
 // token's in registers, word by word). A K whose units are not 32 consecutive values gives
 // act_byte(u, m).
@@ -179,6 +227,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
     constexpr size_t kEighth = (sizeof(Block) + 8 * 64 - 1) / (8 * 64) * 64;
     // The tokens' magnitudes made once per super-block (kMagnitudes, more than one token).
     constexpr bool kMagArray = kMagnitudes<K> && NT > 1;
+    constexpr int kWords = sum_words<K>(), kChains = chains<K>();
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
@@ -209,27 +258,28 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                 for (int t = 0; t < NT; t++) {
                     const int8_t* xq = opaque(act(t, b).qs);
 #pragma GCC unroll 8
-                    for (int m0 = 0; m0 < 8; m0 += K::kGroup) {
-                        __m256i p = _mm256_setzero_si256();
+                    for (int m0 = 0; m0 < 8; m0 += kWords) {
+                        __m256i p[kChains] = {};
 #pragma GCC unroll 8
-                        for (int m = m0; m < m0 + K::kGroup; m++) {
+                        for (int m = m0; m < m0 + kWords; m++) {
                             const int at = act_byte<K>(u, m);
-                            __m256i pm;
+                            __m256i& pc = p[m % kChains];
                             if constexpr (kMagnitudes<K> && NT == 1) {
                                 // One token: its magnitudes in registers. Read back from memory
                                 // right after they were made, IQ4_XS decode took 1.5x as long
                                 // (bench-kernels matvec, perf-log.md).
                                 const __m256i xw = word(xq + at);
-                                pm = K::product(op, m, xw, _mm256_abs_epi8(xw));
+                                pc = add_dot(pc, K::factors(op, m, xw, _mm256_abs_epi8(xw)));
                             } else if constexpr (kMagArray) {
-                                pm = K::product(op, m, word(xq + at), word(mag[t] + at));
+                                pc = add_dot(pc,
+                                             K::factors(op, m, word(xq + at), word(mag[t] + at)));
                             } else {
-                                pm = K::product(op, m, word(xq + at));
+                                pc = add_dot(pc, K::factors(op, m, word(xq + at)));
                             }
-                            p = _mm256_add_epi16(p, pm);
                         }
-                        isum[t] =
-                            _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, K::scale(s, u, m0)));
+                        __m256i sum = p[0];
+                        if constexpr (kChains == 2) sum = _mm256_add_epi32(p[0], p[1]);
+                        isum[t] = _mm256_add_epi32(isum[t], scaled(sum, K::scale(s, u, m0)));
                     }
                 }
             }
@@ -259,4 +309,4 @@ void k_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y, 
 }
 
 }  // namespace
-}  // namespace ggml_lite::avx2
+}  // namespace ggml_lite::LILA_AVX2_NS

@@ -17,7 +17,7 @@
 #include "ggml-lite/quant.h"
 #include "ggml-lite/x86/packed_avx2-inl.h"
 
-namespace ggml_lite::avx2 {
+namespace ggml_lite::LILA_AVX2_NS {
 namespace {
 
 // ---- Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and Q8_0 ------------------------------------------------
@@ -47,6 +47,16 @@ void packed_nibbles(const uint8_t (*qs)[kPackRows][4], int h, __m256i* op) {
 // levels (30720), 4 for 5-bit ones (31744).
 template <int MaxLevel>
 __m256i unsigned_dot(const __m256i* op, const int8_t* xq, int32_t init) {
+#if defined(LILA_AVX2_VNNI)
+    // vpdpbusd: int32 sums, any level to 255. Two chains, each half as long as one.
+    __m256i s0 = _mm256_set1_epi32(init), s1 = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int i = 0; i < 8; i += 2) {
+        s0 = _mm256_dpbusd_avx_epi32(s0, op[i], word(xq + 4 * i));
+        s1 = _mm256_dpbusd_avx_epi32(s1, op[i + 1], word(xq + 4 * i + 4));
+    }
+    return _mm256_add_epi32(s0, s1);
+#else
     constexpr int kGroup = 32767 / (2 * MaxLevel * 128) >= 8 ? 8 : 4;
     static_assert(kGroup * 2 * MaxLevel * 128 < 32768);
     const __m256i ones = _mm256_set1_epi16(1);
@@ -60,8 +70,10 @@ __m256i unsigned_dot(const __m256i* op, const int8_t* xq, int32_t init) {
         sum = _mm256_add_epi32(sum, _mm256_madd_epi16(s, ones));
     }
     return sum;
+#endif
 }
 
+#if !defined(LILA_AVX2_VNNI)
 // Signed levels w (Q8_0): op[i] the values, op[i + 8] their magnitudes. Unsigned w + 128 times a
 // signed byte would overflow vpmaddubsw's int16 pair sums, so the sign moves onto the
 // activations: |w| times sign(w) x, pairs at most 2 * 128 * 127, each widened to int32 alone.
@@ -79,6 +91,7 @@ __m256i signed_dot(const __m256i* op, const block_q8_0c& x) {
     }
     return s;
 }
+#endif
 
 // Q5_0 and Q5_1: the fifth bits to bit 4 of the nibbles. Element 4i + k's bit is bit i of byte k
 // of the row's word (packed.h): the word shifted by 4 - i puts operand i's at bit 4 of each byte.
@@ -126,6 +139,39 @@ void iq4nl_levels(const uint8_t (*qs)[kPackRows][4], int h, __m256i* op) {
     for (int i = 0; i < 8; i++) op[i] = _mm256_shuffle_epi8(table, op[i]);
 }
 
+#if defined(LILA_AVX2_VNNI)
+// With vpdpbusd, Q8_0 and IQ4_NL take the route of the unsigned levels: their levels plus 128 (Q8_0
+// is stored so; IQ4_NL's looked up, then offset) summed in int32 from block_q8_0c's correction
+// c = -128 sum x, which no int16 pair sum limits.
+struct PackedIQ4NL {
+    using Block = block_iq4_nlx16;
+    using Act = block_q8_0c;
+    static constexpr int kOps = 8;
+    static void load(const Block& w, int h, __m256i* op) {
+        iq4nl_levels(w.qs, h, op);
+        const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) op[i] = _mm256_xor_si256(op[i], offset);
+    }
+    static __m256i dot(const __m256i* op, const block_q8_0c& x) {
+        return unsigned_dot<255>(op, x.qs, x.c);
+    }
+};
+
+struct PackedQ8 {
+    using Block = block_q8_0x16;
+    using Act = block_q8_0c;
+    static constexpr int kOps = 8;
+    static void load(const Block& w, int h, __m256i* op) {
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++)
+            op[m] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs[m][kHalfRows * h]));
+    }
+    static __m256i dot(const __m256i* op, const block_q8_0c& x) {
+        return unsigned_dot<255>(op, x.qs, x.c);
+    }
+};
+#else
 // IQ4_NL: the nibbles looked up in the table of signed levels, which take the activations'
 // signs: vpmaddubsw's unsigned operand is the activations' magnitudes (packed_tile makes them
 // once per block for all tokens and both halves), so the 8 level operands stay in registers.
@@ -169,6 +215,8 @@ struct PackedQ8 {
         return signed_dot(op, x);
     }
 };
+
+#endif
 
 // The AVX2 block kernels always lead into L1 as well: without it, Q8_0 decode on a Zen 5 was 7%
 // slower (perf-log.md). Each reads a 64-byte word in two halves, a group half at a time.
@@ -311,6 +359,7 @@ struct KMin : UnsignedLevels {
     using Block = B;
     static constexpr int kGroup = FifthBits ? 4 : 8;
     static_assert(kGroup * 2 * (FifthBits ? 31 : 15) * 128 < 32768);
+    static constexpr int kScaleWords = 8;
     // Half h's scales (sc[j] for vpmaddwd) and mins as pairs (m_2i, m_2i+1).
     struct Scales {
         __m256i sc[8];
@@ -370,6 +419,7 @@ using Q5K = KMin<block_q5_Kx16, true>;
 struct Q6K : OffsetLevels16<5> {
     using Block = block_q6_Kx16;
     static constexpr int kGroup = 2;
+    static constexpr int kScaleWords = 2;
     // Half h's 16 scales for vpmaddwd, and as pairs (sc_2i, sc_2i+1).
     struct Scales {
         __m256i sc[16];
@@ -424,6 +474,7 @@ struct Q6K : OffsetLevels16<5> {
 struct IQ4XS {
     using Block = block_iq4_xsx16;
     static constexpr int kGroup = 1;
+    static constexpr int kScaleWords = 8;
     static constexpr int kOps = 8;
     struct Scales {
         __m256i sc[8];
@@ -445,8 +496,8 @@ struct IQ4XS {
         iq4nl_levels(w.qs + 4 * u, h, op);
     }
     static constexpr bool kMagnitudes = true;
-    static __m256i product(const __m256i* op, int m, __m256i xw, __m256i mw) {
-        return _mm256_maddubs_epi16(mw, _mm256_sign_epi8(op[m], xw));
+    static Factors factors(const __m256i* op, int m, __m256i xw, __m256i mw) {
+        return {mw, _mm256_sign_epi8(op[m], xw)};
     }
     static __m256i scale(const Scales& s, int u, int) { return s.sc[u]; }
     static __m256i init(const Scales&, const block_q8_K&) { return _mm256_setzero_si256(); }
@@ -599,116 +650,33 @@ void packed_float_gemv2(int64_t n, const void* w0, const void* w1, const void* x
                                             nullptr, g.y, 0, 0, g.rows, false);
 }
 
+// The entry points, in one table: the gemm of every packed type, and gemv2 where one token
+// streams two row groups side by side (not the k-quants: kernels.md, "Decode reads two streams
+// per core").
+template <class P>
+constexpr PackedKernels block_kernels() {
+    return {nullptr, packed_gemm<P>, packed_gemv2<P>};
+}
+template <class P>
+constexpr PackedKernels float_kernels() {
+    return {nullptr, packed_float_gemm<P>, packed_float_gemv2<P>};
+}
+
+constexpr PackedOverride kPacked[] = {
+    {Type::F32, float_kernels<LoadF32<Avx2>>()},   {Type::F16, float_kernels<LoadF16<Avx2>>()},
+    {Type::BF16, float_kernels<LoadBF16<Avx2>>()}, {Type::Q8_0, block_kernels<PackedQ8>()},
+    {Type::Q4_0, block_kernels<PackedQ4>()},       {Type::Q5_0, block_kernels<PackedQ5>()},
+    {Type::IQ4_NL, block_kernels<PackedIQ4NL>()},  {Type::Q4_1, block_kernels<PackedQ4_1>()},
+    {Type::Q5_1, block_kernels<PackedQ5_1>()},     {Type::Q4_K, {nullptr, k_gemm<Q4K>}},
+    {Type::Q5_K, {nullptr, k_gemm<Q5K>}},          {Type::Q6_K, {nullptr, k_gemm<Q6K>}},
+    {Type::IQ4_XS, {nullptr, k_gemm<IQ4XS>}},      {Type::Q3_K, {nullptr, packed_gemm_q3_K}},
+    {Type::Q2_K, {nullptr, packed_gemm_q2_K}},
+};
+
 }  // namespace
 
-void packed_gemm_q4_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt) {
-    packed_gemm<PackedQ4>(n, w, x, x_stride, y, y_stride, nr, nt);
+std::span<const PackedOverride> packed_kernels() {
+    return kPacked;
 }
 
-void packed_gemv2_q4_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1) {
-    packed_gemv2<PackedQ4>(n, w0, w1, x, y0, y1, nr0, nr1);
-}
-
-void packed_gemm_q5_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt) {
-    packed_gemm<PackedQ5>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemv2_q5_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1) {
-    packed_gemv2<PackedQ5>(n, w0, w1, x, y0, y1, nr0, nr1);
-}
-
-void packed_gemm_iq4_nl(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                        int64_t y_stride, int nr, int nt) {
-    packed_gemm<PackedIQ4NL>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemv2_iq4_nl(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                         float* y1, int nr0, int nr1) {
-    packed_gemv2<PackedIQ4NL>(n, w0, w1, x, y0, y1, nr0, nr1);
-}
-
-void packed_gemm_q4_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt) {
-    packed_gemm<PackedQ4_1>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemv2_q4_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1) {
-    packed_gemv2<PackedQ4_1>(n, w0, w1, x, y0, y1, nr0, nr1);
-}
-
-void packed_gemm_q5_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt) {
-    packed_gemm<PackedQ5_1>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemv2_q5_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1) {
-    packed_gemv2<PackedQ5_1>(n, w0, w1, x, y0, y1, nr0, nr1);
-}
-
-void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt) {
-    packed_gemm<PackedQ8>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemv2_q8_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1) {
-    packed_gemv2<PackedQ8>(n, w0, w1, x, y0, y1, nr0, nr1);
-}
-
-void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt) {
-    k_gemm<Q4K>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemm_q5_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt) {
-    k_gemm<Q5K>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt) {
-    k_gemm<Q6K>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemm_iq4_xs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                        int64_t y_stride, int nr, int nt) {
-    k_gemm<IQ4XS>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                     int64_t y_stride, int nr, int nt) {
-    packed_float_gemm<LoadF32<Avx2>>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemv2_f32(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                      float* y1, int nr0, int nr1) {
-    packed_float_gemv2<LoadF32<Avx2>>(n, w0, w1, x, y0, y1, nr0, nr1);
-}
-
-void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                     int64_t y_stride, int nr, int nt) {
-    packed_float_gemm<LoadF16<Avx2>>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemv2_f16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                      float* y1, int nr0, int nr1) {
-    packed_float_gemv2<LoadF16<Avx2>>(n, w0, w1, x, y0, y1, nr0, nr1);
-}
-
-void packed_gemm_bf16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt) {
-    packed_float_gemm<LoadBF16<Avx2>>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemv2_bf16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1) {
-    packed_float_gemv2<LoadBF16<Avx2>>(n, w0, w1, x, y0, y1, nr0, nr1);
-}
-
-}  // namespace ggml_lite::avx2
+}  // namespace ggml_lite::LILA_AVX2_NS

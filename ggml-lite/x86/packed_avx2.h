@@ -1,57 +1,40 @@
-// The AVX2 table's packed-weight kernels (PackedKernels::gemm and gemv2, kernels.h), in a
-// translation unit of their own.
+// The AVX2 tables' packed-weight kernels (PackedKernels::gemm and gemv2, kernels.h). Their
+// translation units (packed_avx2.cpp, packed_q23_avx2.cpp) are compiled twice
+// (ggml-lite/CMakeLists.txt): as they are for the avx2 table, and with -mavxvnni and
+// LILA_AVX2_VNNI for the avx2_vnni table, where a 4-byte dot is one vpdpbusd
+// (packed_avx2-inl.h). Each copy has a namespace of its own, LILA_AVX2_NS inside them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
-namespace ggml_lite::avx2 {
+#include "ggml-lite/kernels.h"
 
-void packed_gemm_q4_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+#if defined(LILA_AVX2_VNNI)
+#define LILA_AVX2_NS avx2_vnni
+#else
+#define LILA_AVX2_NS avx2
+#endif
+
+namespace ggml_lite {
+
+// Each copy's gemm and gemv2 of every packed type (the activation quantizers are the avx2
+// table's: kernels_avx2.cpp).
+namespace avx2 {
+std::span<const PackedOverride> packed_kernels();
+}
+namespace avx2_vnni {
+std::span<const PackedOverride> packed_kernels();
+}
+
+namespace LILA_AVX2_NS {
+
+// Q3_K and Q2_K, from packed_q23_avx2.cpp.
+void packed_gemm_q3_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
-void packed_gemm_q5_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt);
-void packed_gemm_iq4_nl(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                        int64_t y_stride, int nr, int nt);
-void packed_gemm_q4_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt);
-void packed_gemm_q5_1(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt);
-void packed_gemm_q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt);
-void packed_gemm_q4_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt);
-void packed_gemm_q5_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt);
-void packed_gemm_q6_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                      int64_t y_stride, int nr, int nt);
-void packed_gemm_iq4_xs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                        int64_t y_stride, int nr, int nt);
-void packed_gemm_f32(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                     int64_t y_stride, int nr, int nt);
-void packed_gemm_f16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                     int64_t y_stride, int nr, int nt);
-void packed_gemm_bf16(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+void packed_gemm_q2_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
 
-// PackedKernels::gemv2 of the 32-value block types and the float types.
-void packed_gemv2_q4_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1);
-void packed_gemv2_q5_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1);
-void packed_gemv2_iq4_nl(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                         float* y1, int nr0, int nr1);
-void packed_gemv2_q4_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1);
-void packed_gemv2_q5_1(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1);
-void packed_gemv2_q8_0(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1);
-void packed_gemv2_f32(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                      float* y1, int nr0, int nr1);
-void packed_gemv2_f16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                      float* y1, int nr0, int nr1);
-void packed_gemv2_bf16(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
-                       float* y1, int nr0, int nr1);
-
-}  // namespace ggml_lite::avx2
+}  // namespace LILA_AVX2_NS
+}  // namespace ggml_lite

@@ -12,9 +12,8 @@
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
 #include "ggml-lite/x86/packed_avx2-inl.h"
-#include "ggml-lite/x86/packed_q23_avx2.h"
 
-namespace ggml_lite::avx2 {
+namespace ggml_lite::LILA_AVX2_NS {
 namespace {
 
 // Unit u's 2-bit fields of half h as unsigned bytes.
@@ -52,6 +51,7 @@ __m128i two_rows(const uint8_t (*scales)[kPackRows], int k, int k2, int h) {
 struct Q3K : OffsetLevels16<2> {
     using Block = block_q3_Kx16;
     static constexpr int kGroup = 4;
+    static constexpr int kScaleWords = 4;
     struct Scales {
         __m256i sc[16];
         __m256i sc_pairs[8];
@@ -93,6 +93,7 @@ struct Q3K : OffsetLevels16<2> {
 struct Q2K : UnsignedLevels {
     using Block = block_q2_Kx16;
     static constexpr int kGroup = 4;
+    static constexpr int kScaleWords = 4;
     struct Scales {
         __m256i sc[16];
         __m256i min_pairs[8];
@@ -131,4 +132,4 @@ void packed_gemm_q2_K(int64_t n, const void* w, const void* x, size_t x_stride, 
     k_gemm<Q2K>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
-}  // namespace ggml_lite::avx2
+}  // namespace ggml_lite::LILA_AVX2_NS

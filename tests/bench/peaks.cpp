@@ -142,6 +142,22 @@ __attribute__((target("avx512f,avx512vnni"))) int64_t vpdpbusd_zmm() {
     return sum;
 }
 
+// vpdpbusd ymm (AVX-VNNI), 10 chains: 32 multiply-adds each (the avx2_vnni kernels' step). VEX
+// has 16 ymm registers: with 12 chains GCC 12 moved accumulators through the stack (3.5 G
+// instructions a second on the Zen 5, against 5.4 with 10).
+__attribute__((target("avx2,avxvnni"))) int64_t vpdpbusd_ymm() {
+    __m256i acc[10];
+    for (__m256i& a : acc) a = _mm256_setzero_si256();
+    const __m256i a = _mm256_set1_epi8(7), b = _mm256_set1_epi8(-3);
+    for (int64_t r = 0; r < kReps; r++) {
+#pragma GCC unroll 10
+        for (__m256i& s : acc) s = _mm256_dpbusd_avx_epi32(s, a, b);
+    }
+    int64_t sum = 0;
+    for (const __m256i& s : acc) sum += _mm256_extract_epi32(s, 0);
+    return sum;
+}
+
 // vdpbf16ps zmm, 16 chains: 32 multiply-adds each (the BF16 kernels' step).
 __attribute__((target("avx512f,avx512bf16"))) int64_t vdpbf16ps_zmm() {
     __m512 acc[16];
@@ -162,6 +178,7 @@ constexpr std::array kPeaks = {
     Peak{"int8-unsigned", Isa::Avx2, kReps * 4 * 8 * 32, int8_unsigned_ymm},
     Peak{"int8-signed", Isa::Avx2, kReps * 8 * 4 * 32, int8_signed_ymm},
     Peak{"fma", Isa::Avx512, kReps * 16 * 16, fma_zmm},
+    Peak{"vpdpbusd", Isa::Avx2Vnni, kReps * 10 * 32, vpdpbusd_ymm},
     Peak{"vpdpbusd", Isa::Avx512, kReps * 12 * 64, vpdpbusd_zmm},
     Peak{"vdpbf16ps", Isa::Avx512Bf16, kReps * 16 * 32, vdpbf16ps_zmm},
 };

@@ -45,6 +45,7 @@ TEST(Cpu, ArchitectureHasItsPaths) {
     EXPECT_TRUE(isa_supported(Isa::Scalar));
 #if defined(__x86_64__)
     EXPECT_TRUE(isa_built(Isa::Avx2));
+    EXPECT_TRUE(isa_built(Isa::Avx2Vnni));
     EXPECT_TRUE(isa_built(Isa::Avx512));
     EXPECT_FALSE(isa_built(Isa::Neon));
     EXPECT_FALSE(isa_supported(Isa::Neon));
@@ -55,6 +56,9 @@ TEST(Cpu, ArchitectureHasItsPaths) {
     }
     if (cpu_features().find("avx512vnni") == std::string::npos) {
         EXPECT_NE(isa_unsupported_reason(Isa::Avx512).find("avx512vnni"), std::string::npos);
+    }
+    if (cpu_features().find("avxvnni") == std::string::npos) {
+        EXPECT_NE(isa_unsupported_reason(Isa::Avx2Vnni).find("avxvnni"), std::string::npos);
     }
 #elif defined(__aarch64__)
     EXPECT_TRUE(isa_built(Isa::Neon));
@@ -69,10 +73,10 @@ TEST(Cpu, ArchitectureHasItsPaths) {
     }
 }
 
-// Without LILA_ISA the best supported path runs: AVX-512 BF16 before AVX-512 before AVX2, NEON
-// dotprod before NEON, scalar last; with it, the one it names. kernels_for() has a table exactly
-// for the supported ISAs, each for its own ISA. CI also sets LILA_EXPECT_ISA (e.g. under qemu with
-// and without dotprod) to prove the tests ran the path it meant.
+// Without LILA_ISA the best supported path runs: AVX-512 BF16 before AVX-512 before AVX2 with
+// VNNI before AVX2, NEON dotprod before NEON, scalar last; with it, the one it names. kernels_for()
+// has a table exactly for the supported ISAs, each for its own ISA. CI also sets LILA_EXPECT_ISA
+// (e.g. under qemu with and without dotprod) to prove the tests ran the path it meant.
 TEST(Cpu, ActiveIsaIsTheExpectedOne) {
     const Isa active = active_isa();
     std::printf("active ISA: %s; CPU features: %s\n", isa_name(active), cpu_features().c_str());
@@ -81,7 +85,7 @@ TEST(Cpu, ActiveIsaIsTheExpectedOne) {
     if (forced && *forced) {
         EXPECT_EQ(isa_from_name(forced), active) << "LILA_ISA=" << forced;
     } else {
-        const Isa best_first[] = {Isa::Avx512Bf16, Isa::Avx512, Isa::NeonDotprod,
+        const Isa best_first[] = {Isa::Avx512Bf16, Isa::Avx512, Isa::NeonDotprod, Isa::Avx2Vnni,
                                   Isa::Avx2,       Isa::Neon,   Isa::Scalar};
         Isa best = Isa::Scalar;
         for (Isa isa : best_first) {
