@@ -5,8 +5,10 @@
 // A group is two halves of 8 rows (packed_avx2-inl.h). A half's weight operands are unpacked once
 // per block column and serve every token of the tile.
 //
-// Compiled with -mavx2 -mfma -mf16c: only the entry points have external linkage (see
-// kernels_avx512.cpp on why nothing else may be shared with the portable code).
+// Compiled twice (packed_avx2.h): with -mavx2 -mfma -mf16c for the avx2 table, and with -mavxvnni
+// too for the avx2_vnni table, where the 4-byte dots are vpdpbusd (the LILA_AVX2_VNNI blocks).
+// Only packed_kernels() has external linkage, in each copy's namespace (see kernels_avx512.cpp
+// on why nothing else may be shared with the portable code).
 #include "ggml-lite/x86/packed_avx2.h"
 
 #include <immintrin.h>

@@ -5,8 +5,9 @@
 // 8H..8H+7; Q3_K adds its hmask bit (bit u of hmask word m) as 4. A scale covers 16 values, 4
 // words: pair sums are at most 2 * 7 * 128, so the 4 words of a sub-block add up in int16 exactly.
 //
-// Compiled with -mavx2 -mfma -mf16c: only the entry points have external linkage (see
-// kernels_avx512.cpp on why nothing else may be shared with the portable code).
+// Compiled twice, as packed_avx2.cpp is (packed_avx2.h): only the two entry points have external
+// linkage, in each copy's namespace (see kernels_avx512.cpp on why nothing else may be shared
+// with the portable code).
 #include <immintrin.h>
 
 #include "ggml-lite/packed.h"
