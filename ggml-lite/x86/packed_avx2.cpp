@@ -132,10 +132,14 @@ using PackedQ4_1 = PackedNibbles<block_q4_1x16, block_q8_1c, false>;
 using PackedQ5_1 = PackedNibbles<block_q5_1x16, block_q8_1c, true>;
 
 // IQ4_NL's nibbles (one block column's, or one IQ4_XS sub-block's) looked up in the table of
-// signed levels: op[i] elements 4i..4i+3.
+// signed levels, or (Offset) of the levels plus 128, vpdpbusd's unsigned operand: op[i] elements
+// 4i..4i+3.
+template <bool Offset>
 void iq4nl_levels(const uint8_t (*qs)[kPackRows][4], int h, __m256i* op) {
-    const __m256i table = _mm256_broadcastsi128_si256(
+    __m256i table = _mm256_broadcastsi128_si256(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+    if constexpr (Offset)
+        table = _mm256_xor_si256(table, _mm256_set1_epi8(static_cast<char>(0x80)));
     packed_nibbles(qs, h, op);
 #pragma GCC unroll 8
     for (int i = 0; i < 8; i++) op[i] = _mm256_shuffle_epi8(table, op[i]);
@@ -149,12 +153,7 @@ struct PackedIQ4NL {
     using Block = block_iq4_nlx16;
     using Act = block_q8_0c;
     static constexpr int kOps = 8;
-    static void load(const Block& w, int h, __m256i* op) {
-        iq4nl_levels(w.qs, h, op);
-        const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; i++) op[i] = _mm256_xor_si256(op[i], offset);
-    }
+    static void load(const Block& w, int h, __m256i* op) { iq4nl_levels<true>(w.qs, h, op); }
     static __m256i dot(const __m256i* op, const block_q8_0c& x) {
         return unsigned_dot<255>(op, x.qs, x.c);
     }
@@ -184,7 +183,7 @@ struct PackedIQ4NL {
     using Act = block_q8_0c;
     static constexpr int kOps = 8;
     static constexpr bool kMagnitudes = true;
-    static void load(const Block& w, int h, __m256i* op) { iq4nl_levels(w.qs, h, op); }
+    static void load(const Block& w, int h, __m256i* op) { iq4nl_levels<false>(w.qs, h, op); }
     static __m256i dot(const __m256i* op, const block_q8_0c& x, const int8_t* mag) {
         const __m256i ones = _mm256_set1_epi16(1);
         __m256i s = _mm256_setzero_si256();
@@ -467,15 +466,10 @@ struct Q6K : OffsetLevels16<5> {
     }
 };
 
-// IQ4_XS: unit u is sub-block u, IQ4_NL's nibbles of words 4u..4u+3 looked up as signed
-// levels (iq4nl_levels). Both factors are signed, so the activations' magnitudes (made once per
-// super-block: kMagnitudes) are vpmaddubsw's unsigned operand and the levels take their signs,
-// one step per word and token: exact for every Q8_K byte,
-// -128 too (whose magnitude only the unsigned operand holds). Pair sums reach 2 * 128 * 127,
-// which no second one may join in int16: each meets the rows' signed scale alone.
+// IQ4_XS: unit u is sub-block u, IQ4_NL's nibbles of words 4u..4u+3 looked up in its table
+// (iq4nl_levels), under a signed scale per sub-block.
 struct IQ4XS {
     using Block = block_iq4_xsx16;
-    static constexpr int kGroup = 1;
     static constexpr int kScaleWords = 8;
     static constexpr int kOps = 8;
     struct Scales {
@@ -494,15 +488,45 @@ struct IQ4XS {
             for (int j = 0; j < 8; j++) sc[j] = twice<true>(s[j]);
         }
     };
+#if defined(LILA_AVX2_VNNI)
+    // The unsigned route, as Q8_0's and IQ4_NL's: the levels plus 128 (at most 241), each
+    // sub-block's int32 sum 128 times its activations' sum too big. init takes
+    // 128 sum_u sc_u (bsum_2u + bsum_2u+1) off the super-block's sum from the start: vpmaddwd
+    // of sc[u] (sc_u in both int16 halves) with the bsum pair of values 32u.. (each at most
+    // 16 * 128). Every partial sum stays below 2^31 (8 * 32 * 241 * 128 * 32).
     static void unit(const Block& w, int h, int u, __m256i* op) {
-        iq4nl_levels(w.qs + 4 * u, h, op);
+        iq4nl_levels<true>(w.qs + 4 * u, h, op);
     }
+    static Factors factors(const __m256i* op, int m, __m256i xw) {
+        return {op[m], xw};
+    }
+    static __m256i init(const Scales& s, const block_q8_K& x) {
+        int32_t sums[8];
+        __builtin_memcpy(sums, x.bsums, sizeof sums);
+        return _mm256_sub_epi32(_mm256_setzero_si256(),
+                                _mm256_slli_epi32(pair_dot<8>(s.sc, sums), 7));
+    }
+#else
+    // Both factors signed: the activations' magnitudes (made once per super-block: kMagnitudes)
+    // are vpmaddubsw's unsigned operand and the levels take their signs, one step per word and
+    // token: exact for every Q8_K byte, -128 too (whose magnitude only the unsigned operand
+    // holds). Pair sums reach 2 * 128 * 127, which no second one may join in int16: each meets
+    // the rows' signed scale alone.
+    static constexpr int kGroup = 1;
     static constexpr bool kMagnitudes = true;
+    static void unit(const Block& w, int h, int u, __m256i* op) {
+        iq4nl_levels<false>(w.qs + 4 * u, h, op);
+    }
     static Factors factors(const __m256i* op, int m, __m256i xw, __m256i mw) {
         return {mw, _mm256_sign_epi8(op[m], xw)};
     }
-    static __m256i scale(const Scales& s, int u, int) { return s.sc[u]; }
-    static __m256i init(const Scales&, const block_q8_K&) { return _mm256_setzero_si256(); }
+    static __m256i init(const Scales&, const block_q8_K&) {
+        return _mm256_setzero_si256();
+    }
+#endif
+    static __m256i scale(const Scales& s, int u, int) {
+        return s.sc[u];
+    }
     static __m256 finish(const Block&, int, const Scales&, const block_q8_K&, __m256 acc) {
         return acc;
     }
