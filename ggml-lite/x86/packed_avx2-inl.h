@@ -160,6 +160,23 @@ __m256i pair_dot(const __m256i* pairs, const int32_t* p) {
     return sum;
 }
 
+// sum_g pairs[g] . (bsum_2g, bsum_2g+1): the rows' int16 pairs of factors against a token's Q8_K
+// sums of 16 values (each at most 16 * 128), two per int32 word.
+inline __m256i bsum_dot(const __m256i* pairs, const block_q8_K& x) {
+    int32_t sums[8];
+    __builtin_memcpy(sums, x.bsums, sizeof sums);
+    return pair_dot<8>(pairs, sums);
+}
+
+// Where the levels carry an offset of 2^Shift, a super-block's sum starts from -2^Shift
+// sum_g sc_g bsum_g (sc_pairs: the rows' scales of the bsums' values), which takes the offset's
+// share off before the units add theirs.
+template <int Shift>
+__m256i offset_start(const __m256i* sc_pairs, const block_q8_K& x) {
+    return _mm256_sub_epi32(_mm256_setzero_si256(),
+                            _mm256_slli_epi32(bsum_dot(sc_pairs, x), Shift));
+}
+
 // The unsigned operands of most k-quants: op[m] is word m's levels, times the activation word
 // xw.
 struct UnsignedLevels {
@@ -177,13 +194,9 @@ struct OffsetLevels16 : UnsignedLevels {
     static __m256i scale(const Scales& s, int u, int m) {
         return s.sc[2 * u + m / 4];
     }
-    // Start from -2^Shift sum_g sc_g bsum_g (bsum_g at most 16 * 128).
     template <class Scales>
     static __m256i init(const Scales& s, const block_q8_K& x) {
-        int32_t sums[8];
-        __builtin_memcpy(sums, x.bsums, sizeof sums);
-        return _mm256_sub_epi32(_mm256_setzero_si256(),
-                                _mm256_slli_epi32(pair_dot<8>(s.sc_pairs, sums), Shift));
+        return offset_start<Shift>(s.sc_pairs, x);
     }
     template <class Block, class Scales>
     static __m256 finish(const Block&, int, const Scales&, const block_q8_K&, __m256 acc) {

@@ -491,9 +491,9 @@ struct IQ4XS {
 #if defined(LILA_AVX2_VNNI)
     // The unsigned route, as Q8_0's and IQ4_NL's: the levels plus 128 (at most 241), each
     // sub-block's int32 sum 128 times its activations' sum too big. init takes
-    // 128 sum_u sc_u (bsum_2u + bsum_2u+1) off the super-block's sum from the start: vpmaddwd
-    // of sc[u] (sc_u in both int16 halves) with the bsum pair of values 32u.. (each at most
-    // 16 * 128). Every partial sum stays below 2^31 (8 * 32 * 241 * 128 * 32).
+    // 128 sum_u sc_u (bsum_2u + bsum_2u+1) off from the start, sc[u] (sc_u in both int16 halves)
+    // being the pair for the bsums of values 32u... Every partial sum stays below 2^31
+    // (8 * 32 * 241 * 128 * 32).
     static void unit(const Block& w, int h, int u, __m256i* op) {
         iq4nl_levels<true>(w.qs + 4 * u, h, op);
     }
@@ -501,10 +501,7 @@ struct IQ4XS {
         return {op[m], xw};
     }
     static __m256i init(const Scales& s, const block_q8_K& x) {
-        int32_t sums[8];
-        __builtin_memcpy(sums, x.bsums, sizeof sums);
-        return _mm256_sub_epi32(_mm256_setzero_si256(),
-                                _mm256_slli_epi32(pair_dot<8>(s.sc, sums), 7));
+        return offset_start<7>(s.sc, x);
     }
 #else
     // Both factors signed: the activations' magnitudes (made once per super-block: kMagnitudes)

@@ -112,11 +112,9 @@ struct Q2K : UnsignedLevels {
     static __m256i init(const Scales&, const block_q8_K&) { return _mm256_setzero_si256(); }
     // The mins: sum_g m_g bsum_g, times -dmin * d_x.
     static __m256 finish(const Block& w, int h, const Scales& s, const block_q8_K& x, __m256 acc) {
-        int32_t sums[8];
-        __builtin_memcpy(sums, x.bsums, sizeof sums);
         const __m256 dmin = _mm256_cvtph_ps(
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.dmin + kHalfRows * h)));
-        return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(pair_dot<8>(s.min_pairs, sums)),
+        return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(bsum_dot(s.min_pairs, x)),
                                 _mm256_mul_ps(dmin, _mm256_set1_ps(x.d)), acc);
     }
 };
