@@ -492,7 +492,7 @@ struct IQ4XS {
     // The unsigned route, as Q8_0's and IQ4_NL's: the levels plus 128 (at most 241), each
     // sub-block's int32 sum 128 times its activations' sum too big. init takes
     // 128 sum_u sc_u (bsum_2u + bsum_2u+1) off from the start, sc[u] (sc_u in both int16 halves)
-    // being the pair for the bsums of values 32u... Every partial sum stays below 2^31
+    // being the pair for the two bsums of sub-block u. Every partial sum stays below 2^31
     // (8 * 32 * 241 * 128 * 32).
     static void unit(const Block& w, int h, int u, __m256i* op) {
         iq4nl_levels<true>(w.qs + 4 * u, h, op);
