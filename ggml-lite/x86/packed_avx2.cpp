@@ -147,8 +147,8 @@ void iq4nl_levels(const uint8_t (*qs)[kPackRows][4], int h, __m256i* op) {
 
 #if defined(LILA_AVX2_VNNI)
 // With vpdpbusd, Q8_0 and IQ4_NL take the route of the unsigned levels: their levels plus 128 (Q8_0
-// is stored so; IQ4_NL's looked up, then offset) summed in int32 from block_q8_0c's correction
-// c = -128 sum x, which no int16 pair sum limits.
+// is stored so; IQ4_NL's looked up in the offset table) summed in int32 from block_q8_0c's
+// correction c = -128 sum x, which no int16 pair sum limits.
 struct PackedIQ4NL {
     using Block = block_iq4_nlx16;
     using Act = block_q8_0c;
