@@ -119,9 +119,14 @@ struct Q6K {
     static void scales(const Block&, Scales&) {}
     static void chunk(const Block& w, int c, __m512i* op) {
         const int h = c / 2, a = c % 2;
-        const __m512i low4 = _mm512_set1_epi8(0x0f), low2 = _mm512_set1_epi8(0x03);
+        const __m512i low4 = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
+        // Bits shift, shift + 1 of each qh byte to bits 4-5 with one 16-bit shift, whose bits
+        // from the neighbouring byte the mask clears.
         const auto top = [&](__m512i qh, int shift) {
-            return _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, shift), low2), 4);
+            const __m512i at4 = shift < 4   ? _mm512_slli_epi16(qh, 4 - shift)
+                                : shift > 4 ? _mm512_srli_epi16(qh, shift - 4)
+                                            : qh;
+            return _mm512_and_si512(at4, bits45);
         };
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++) {
