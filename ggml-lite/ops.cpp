@@ -1,4 +1,5 @@
-// Matrix multiply, row lookup and RoPE angles on top of the kernel tables, with OpenMP.
+// Matrix multiply, row lookup and RoPE angles on top of the kernel tables, on a team of
+// threads (team.h).
 #include "ops.h"
 
 #include <omp.h>
@@ -165,26 +166,31 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
     const int64_t panel = std::max<int64_t>(
         kPackTokens, static_cast<int64_t>(kPanelBytes / max_row) / kPackTokens * kPackTokens);
     const int n_threads = threads_for_work(work * n_tokens, ctx.n_threads);
-#pragma omp parallel num_threads(n_threads) if (n_threads > 1)
-    {
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < n_formats * n_tokens; i++) {
-            const ActFormat& f = formats[i / n_tokens];
-            const int64_t t = i % n_tokens;
-            if (f.convert) f.convert(x + t * cols, f.converted + t * f.row_bytes, cols);
-        }
-        // Each output element belongs to one (unit, panel) and is computed by one thread in a
-        // fixed order, so results do not depend on the thread count or the schedule. Guided
-        // scheduling hands out shrinking chunks: a thread that runs takes over the share of one
-        // that was preempted, and the last chunks are single units, so neither thread waits
-        // long at the end (fixed chunks of 1/16 of the units left decode at 2 threads waiting
-        // for up to a chunk's weights: guided was 5-9% faster, tg64 and pp512, A/B 3-4 rounds).
-        for (int64_t t0 = 0; t0 < n_tokens; t0 += panel) {
-            const int64_t t1 = std::min(n_tokens, t0 + panel);
-#pragma omp for schedule(guided, 1) nowait
-            for (int64_t u = 0; u < total_units; u++) {
-                int i = 0;
-                int64_t first = 0;
+    const int64_t n_rows = n_formats * n_tokens;
+    const auto convert = [&](int64_t i) {
+        const ActFormat& f = formats[i / n_tokens];
+        const int64_t t = i % n_tokens;
+        if (f.convert) f.convert(x + t * cols, f.converted + t * f.row_bytes, cols);
+    };
+    const auto convert_share = [&](int ith, int nth) {
+        for (int64_t i = n_rows * ith / nth; i < n_rows * (ith + 1) / nth; i++) convert(i);
+    };
+    // Each output element belongs to one (unit, panel) and is computed by one thread in a fixed
+    // order, so results do not depend on the thread count or the schedule. Guided scheduling
+    // hands out shrinking chunks: a thread that runs takes over the share of one that was
+    // preempted, and the last chunks are single units, so neither thread waits long at the end
+    // (fixed chunks of 1/16 of the units left decode at 2 threads waiting for up to a chunk's
+    // weights: guided was 5-9% faster, tg64 and pp512, A/B 3-4 rounds).
+    const int64_t n_panels = (n_tokens + panel - 1) / panel;
+    Chunks chunks(n_panels * total_units, total_units);
+    const auto multiply = [&](int, int nth) {
+        for (int64_t begin, end; chunks.next(nth, begin, end);) {
+            // A chunk is units [u0, u1) of one panel (Chunks: claims stay within a period).
+            const int64_t t0 = begin / total_units * panel, t1 = std::min(n_tokens, t0 + panel);
+            const int64_t u0 = begin % total_units, u1 = u0 + (end - begin);
+            int i = 0;
+            int64_t first = 0;
+            for (int64_t u = u0; u < u1; u++) {
                 while (u >= first + products[i].units) first += products[i++].units;
                 const Product& p = products[i];
                 const ActFormat& f = formats[p.format];
@@ -196,7 +202,21 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
                 }
             }
         }
-    }
+    };
+    on_team(ctx.team, n_threads, [&](Team& team) {
+        // Fewer rows to convert than threads: thread 0 converts them before handing out the
+        // units, where the others would only wait for it.
+        if (n_rows < n_threads) {
+            convert_share(0, 1);
+        } else {
+            team.run(n_threads, convert_share);
+        }
+        team.run(n_threads, multiply);
+    });
+}
+
+void parallel(Context& ctx, int n, JobRef job) {
+    on_team(ctx.team, n, [&](Team& team) { team.run(n, job); });
 }
 
 std::string kernel_path(Type t) {

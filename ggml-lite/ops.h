@@ -1,4 +1,5 @@
-// The operations a transformer needs, on the active kernel table, threaded with OpenMP.
+// The operations a transformer needs, on the active kernel table, threaded with OpenMP (a
+// team per call, or the caller's: with_team).
 // Results are bit-identical for any thread count: every output element is computed by
 // exactly one thread, in a fixed order.
 #pragma once
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "team.h"
 #include "type.h"
 
 namespace ggml_lite {
@@ -61,9 +63,27 @@ struct Context {
     int n_threads = 1;
     const Kernels* k = nullptr;  // nullptr: the active table
     std::vector<uint8_t> scratch;
+    Team* team = nullptr;  // within with_team: the threads every operation runs on
 
     const Kernels& kern() const { return k ? *k : kernels(); }
 };
+
+// Runs body() with every operation on ctx going to one team of ctx.n_threads threads
+// (team.h): a forward pass forks its threads once instead of once per matmul.
+template <class Body>
+void with_team(Context& ctx, Body&& body) {
+    Team::lead(ctx.n_threads, [&](Team& team) {
+        struct Leave {
+            Context& ctx;
+            ~Leave() { ctx.team = nullptr; }
+        } leave{ctx};
+        ctx.team = &team;
+        body();
+    });
+}
+
+// Runs job(ith, nth) on n threads (nth ≤ n): on ctx's team within with_team.
+void parallel(Context& ctx, int n, JobRef job);
 
 // y[t][r] = W[r] . x[t] for t < n_tokens, r < W.rows.
 // x: n_tokens rows of W.cols floats; y: n_tokens rows of W.rows floats.

@@ -1,7 +1,5 @@
 #include "src/runtime/session.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -106,7 +104,8 @@ const float* Session::eval_batch(std::span<const BatchToken> batch) {
     for (int64_t start = 0; start < n; start += n_batch_) {
         const int64_t nb = std::min(n_batch_, n - start);
         for (int64_t t = 0; t < nb; t++) pos[t] = n_past_[batch[start + t].seq]++;
-        forward(batch.data() + start, nb, out);
+        ctx_.n_threads = nb == 1 ? n_threads_ : n_threads_batch_;
+        ggml_lite::with_team(ctx_, [&] { forward(batch.data() + start, nb, out); });
         for (int64_t t = 0; t < nb; t++) out += batch[start + t].logits ? n_vocab : 0;
     }
     return logits.data();
@@ -126,7 +125,6 @@ void Session::forward(const BatchToken* batch, int64_t n, float* out) {
     const int64_t half_rot = hp.rope_dim / 2;
     const float* freq_factors = rope_factors_->empty() ? nullptr : rope_factors_->data();
     const bool local_rope = !rope_cos_local.empty();
-    ctx_.n_threads = n == 1 ? n_threads_ : n_threads_batch_;
 
     for (int64_t t = 0; t < n; t++) {
         ggml_lite::get_row(m.tok_embd, batch[t].id, &x[t * dim]);
@@ -265,12 +263,11 @@ void Session::attention(const BatchToken* batch, int64_t layer, int64_t n) {
     for (int64_t t = 0; t < n; t++) work += 2 * hp.n_head * hd * (pos[t] + 1);
     const int threads = ggml_lite::threads_for_work(work, ctx_.n_threads);
 
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
-    for (int64_t i = 0; i < n_tasks; i++) {
+    // Task i: KV head i % n_head_kv of token i / n_head_kv, scores in the thread's att row.
+    const auto attend = [&](int64_t i, float* scores) {
         const int64_t t = i / hp.n_head_kv, g = i % hp.n_head_kv;
         const int64_t off = t * q_dim + g * group * hd, n_pos = pos[t] + 1;
         const int seq = batch[t].seq;
-        float* scores = &att[static_cast<size_t>(omp_get_thread_num() * att_stride_)];
         const int64_t first = std::max<int64_t>(0, n_pos - window);
         if (f16) {
             const auto* kc = reinterpret_cast<const ggml_lite::fp16_t*>(cache_.k(layer, g, seq));
@@ -291,7 +288,12 @@ void Session::attention(const BatchToken* batch, int64_t layer, int64_t n) {
                 kern.attend_f32(&q[off], group, hd, kc, vc, n_pos, scale, scores, &xq[off]);
             }
         }
-    }
+    };
+    ggml_lite::Chunks tasks(n_tasks, 1);  // one at a time: tasks differ in length
+    ggml_lite::parallel(ctx_, threads, [&](int ith, int nth) {
+        float* scores = &att[static_cast<size_t>(ith * att_stride_)];
+        for (int64_t i, end; tasks.next(nth, i, end);) attend(i, scores);
+    });
 }
 
 }  // namespace lila

@@ -588,11 +588,12 @@ struct Shape {
 };
 
 // matmul over packed weights: the unpacked result within tolerance; the same bits for any
-// thread count, for prefill and token-by-token decode, alone or sharing a call.
+// thread count, on a team of a caller's (with_team) too, for prefill and token-by-token decode,
+// alone or sharing a call.
 TEST(Packed, MatmulPackedConsistent) {
     // Large enough that matmul really runs on several threads.
     const Shape shapes[] = {
-        {37, 128, 1}, {300, 512, 1}, {61, 160, 35}, {130, 256, 40}, {21, 172, 5}};
+        {37, 128, 1}, {600, 512, 1}, {61, 160, 35}, {130, 256, 40}, {21, 172, 5}};
     for (Type type : packed_types()) {
         for (const Kernels* k : packed_tables(type)) {
             for (Shape s : shapes) {
@@ -618,6 +619,8 @@ TEST(Packed, MatmulPackedConsistent) {
                     } else {
                         ASSERT_EQ(y, got) << isa_name(k->isa) << " threads=" << threads;
                     }
+                    with_team(ctx, [&] { matmul(ctx, packed, x.data(), s.tokens, y.data()); });
+                    ASSERT_EQ(y, got) << isa_name(k->isa) << " on a team, threads=" << threads;
                 }
                 std::vector<float> one(want.size());
                 for (int64_t t = 0; t < s.tokens; t++)
