@@ -126,7 +126,7 @@ void Session::forward(const BatchToken* batch, int64_t n, float* out) {
     const float* freq_factors = rope_factors_->empty() ? nullptr : rope_factors_->data();
     const bool local_rope = !rope_cos_local.empty();
 
-    for (int64_t t = 0; t < n; t++) {
+    for_tokens(n, dim, [&](int64_t t) {
         ggml_lite::get_row(m.tok_embd, batch[t].id, &x[t * dim]);
         if (m.embd_scale != 1.0f) kern.scale(&x[t * dim], m.embd_scale, dim);
         ggml_lite::rope_angles(&rope_cos[t * half_rot], &rope_sin[t * half_rot], pos[t],
@@ -135,31 +135,28 @@ void Session::forward(const BatchToken* batch, int64_t n, float* out) {
             ggml_lite::rope_angles(&rope_cos_local[t * half_rot], &rope_sin_local[t * half_rot],
                                    pos[t], hp.rope_dim, m.rope_theta_local, nullptr);
         }
-    }
+    });
     if (m.rope_attn_factor != 1.0f) {  // LongRoPE scales the rotation (ggml's mscale)
         for (std::vector<float>* cs : {&rope_cos, &rope_sin, &rope_cos_local, &rope_sin_local}) {
             if (!cs->empty()) kern.scale(cs->data(), m.rope_attn_factor, n * half_rot);
         }
     }
 
-    auto add_bias = [n](float* rows, const std::vector<float>& bias) {
-        const int64_t w = static_cast<int64_t>(bias.size());
-        for (int64_t t = 0; t < n && w; t++) {
-            for (int64_t i = 0; i < w; i++) rows[t * w + i] += bias[i];
-        }
+    auto add_bias = [](float* row, const std::vector<float>& bias) {
+        for (size_t i = 0; i < bias.size(); i++) row[i] += bias[i];
     };
     // A sublayer's input: xb = rmsnorm(x), or x itself where the architecture has no pre-norm.
     auto sublayer_input = [&](const std::vector<float>& norm) -> const float* {
         if (norm.empty()) return x.data();
-        for (int64_t t = 0; t < n; t++) {
+        for_tokens(n, dim, [&](int64_t t) {
             kern.rmsnorm(&xb[t * dim], &x[t * dim], norm.data(), dim, hp.norm_eps);
-        }
+        });
         return xb.data();
     };
     // A sublayer's output (in xb) joins the residual stream: x += residual_scale · xb, xb
     // first normed where the architecture has post-norms.
     auto add_to_residual = [&](const std::vector<float>& post_norm) {
-        for (int64_t t = 0; t < n; t++) {
+        for_tokens(n, dim, [&](int64_t t) {
             float* o = &xb[t * dim];
             if (!post_norm.empty()) {
                 kern.rmsnorm(&xb2[t * dim], o, post_norm.data(), dim, hp.norm_eps);
@@ -167,7 +164,7 @@ void Session::forward(const BatchToken* batch, int64_t n, float* out) {
             }
             if (m.residual_scale != 1.0f) kern.scale(o, m.residual_scale, dim);
             kern.add(&x[t * dim], o, dim);
-        }
+        });
     };
 
     for (int64_t l = 0; l < hp.n_layer; l++) {
@@ -176,24 +173,27 @@ void Session::forward(const BatchToken* batch, int64_t n, float* out) {
         // Attention: x += wo · attn(rope(wq·xb), rope(wk·xb), wv·xb), xb = rmsnorm(x)
         const float* in = sublayer_input(L.attn_norm);
         matmul(ctx_, in, n, {{&L.wq, q.data()}, {&L.wk, k.data()}, {&L.wv, v.data()}});
-        add_bias(q.data(), L.bq);
-        add_bias(k.data(), L.bk);
-        add_bias(v.data(), L.bv);
-        if (!L.q_norm.empty()) norm_qk(L, n);
-        for (int64_t t = 0; L.rope && t < n; t++) {
-            const float* c = &(L.local_rope ? rope_cos_local : rope_cos)[t * half_rot];
-            const float* s = &(L.local_rope ? rope_sin_local : rope_sin)[t * half_rot];
-            if (arch.rope == RopeKind::Neox) {
-                ggml_lite::rope_neox(&q[t * q_dim], hp.n_head, hp.head_dim, hp.rope_dim, c, s);
-                ggml_lite::rope_neox(&k[t * kv_dim], hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
-            } else {
-                kern.rope(&q[t * q_dim], hp.n_head, hp.head_dim, hp.rope_dim, c, s);
-                kern.rope(&k[t * kv_dim], hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+        // Per token: the biases, the q/k norms, the rotation, and the new key and value into
+        // the cache.
+        for_tokens(n, q_dim + 2 * kv_dim, [&](int64_t t) {
+            float *qt = &q[t * q_dim], *kt = &k[t * kv_dim], *vt = &v[t * kv_dim];
+            add_bias(qt, L.bq);
+            add_bias(kt, L.bk);
+            add_bias(vt, L.bv);
+            if (!L.q_norm.empty()) norm_qk(L, qt, kt);
+            if (L.rope) {
+                const float* c = &(L.local_rope ? rope_cos_local : rope_cos)[t * half_rot];
+                const float* s = &(L.local_rope ? rope_sin_local : rope_sin)[t * half_rot];
+                if (arch.rope == RopeKind::Neox) {
+                    ggml_lite::rope_neox(qt, hp.n_head, hp.head_dim, hp.rope_dim, c, s);
+                    ggml_lite::rope_neox(kt, hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+                } else {
+                    kern.rope(qt, hp.n_head, hp.head_dim, hp.rope_dim, c, s);
+                    kern.rope(kt, hp.n_head_kv, hp.head_dim, hp.rope_dim, c, s);
+                }
             }
-        }
-        for (int64_t t = 0; t < n; t++) {
-            cache_.store(l, pos[t], 1, &k[t * kv_dim], &v[t * kv_dim], batch[t].seq);
-        }
+            cache_.store(l, pos[t], 1, kt, vt, batch[t].seq);
+        });
         attention(batch, l, n);
         matmul(ctx_, L.wo, xq.data(), n, xb.data());
         add_to_residual(L.post_attn_norm);
@@ -201,13 +201,13 @@ void Session::forward(const BatchToken* batch, int64_t n, float* out) {
         // Feed-forward (gated): x += w2 · (act(w1·xb) ⊙ w3·xb), xb = rmsnorm(x)
         in = sublayer_input(L.ffn_norm);
         matmul(ctx_, in, n, {{&L.w1, hb.data()}, {&L.w3, hb2.data()}});
-        for (int64_t t = 0; t < n; t++) {
+        for_tokens(n, n_ff, [&](int64_t t) {
             if (arch.act == Activation::GeluTanh) {
                 ggml_lite::gelu_tanh_mul(&hb[t * n_ff], &hb2[t * n_ff], n_ff);
             } else {
                 kern.silu_mul(&hb[t * n_ff], &hb2[t * n_ff], n_ff);
             }
-        }
+        });
         matmul(ctx_, L.w2, hb.data(), n, xb.data());
         add_to_residual(L.post_ffn_norm);
     }
@@ -227,19 +227,19 @@ void Session::forward(const BatchToken* batch, int64_t n, float* out) {
     if (m.final_softcap > 0.0f) ggml_lite::softcap(out, n_logits, m.final_softcap);
 }
 
-// RMSNorm of the queries and keys before RoPE, with weights as wide as one head (per head:
-// Qwen 3, Gemma 3) or as the whole projection (OLMo 2).
-void Session::norm_qk(const Layer& L, int64_t n) {
+// RMSNorm of one token's queries and keys before RoPE, with weights as wide as one head (per
+// head: Qwen 3, Gemma 3) or as the whole projection (OLMo 2).
+void Session::norm_qk(const Layer& L, float* qt, float* kt) const {
     const HParams& hp = model_.hp;
     const ggml_lite::Kernels& kern = ctx_.kern();
-    auto norm = [&](std::vector<float>& rows, int64_t width, const std::vector<float>& w) {
+    auto norm = [&](float* row, int64_t width, const std::vector<float>& w) {
         const int64_t nw = static_cast<int64_t>(w.size());
-        for (int64_t i = 0; i < n * width; i += nw) {
-            kern.rmsnorm(&rows[i], &rows[i], w.data(), nw, hp.norm_eps);
+        for (int64_t i = 0; i < width; i += nw) {
+            kern.rmsnorm(&row[i], &row[i], w.data(), nw, hp.norm_eps);
         }
     };
-    norm(q, hp.q_dim(), L.q_norm);
-    norm(k, hp.kv_dim(), L.k_norm);
+    norm(qt, hp.q_dim(), L.q_norm);
+    norm(kt, hp.kv_dim(), L.k_norm);
 }
 
 // Causal self-attention of the n new tokens, each over its own sequence's cells up to its

@@ -70,7 +70,16 @@ public:
 private:
     void forward(const BatchToken* batch, int64_t n, float* logits);
     void attention(const BatchToken* batch, int64_t layer, int64_t n);
-    void norm_qk(const Layer& L, int64_t n);
+    void norm_qk(const Layer& L, float* qt, float* kt) const;
+    // f(t) for each token t < n, the tokens shared out on the pass's team of threads where n
+    // rows of `width` values are worth it (prefill's norms, rotations, activations).
+    template <class F>
+    void for_tokens(int64_t n, int64_t width, F&& f) {
+        const int threads = ggml_lite::threads_for_work(n * width, ctx_.n_threads);
+        ggml_lite::parallel(ctx_, threads, [&](int ith, int nth) {
+            for (int64_t t = n * ith / nth; t < n * (ith + 1) / nth; t++) f(t);
+        });
+    }
 
     const Model& model_;
     int64_t n_batch_;

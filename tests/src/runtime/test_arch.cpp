@@ -113,6 +113,38 @@ TEST_P(Arch, ThreadCountIndependent) {
     EXPECT_EQ(0, std::memcmp(b, want.data(), want.size() * sizeof(float)));
 }
 
+// The tiny models run every step on one thread (too little work to share out). This one is
+// wide enough, and its prompt long enough, that the matmuls, the attention and the per-token
+// steps (norms, rotation, cache stores, activation) are shared among 2 and 3 threads: the
+// logits must still be those of one thread, bit for bit.
+TEST(ArchWide, ThreadCountIndependent) {
+    const ModelPreset p = test::tiny_preset("qwen2", [](ModelPreset& w) {
+        w.n_embd = 1024;
+        w.n_ff = 1024;
+        w.n_layer = 1;
+        w.n_head = 8;
+        w.n_head_kv = 4;
+        w.n_ctx = 512;
+        w.qkv_bias = true;
+    });
+    test::TempDir dir;
+    ConvertOptions opts;
+    opts.type = Type::Q8_0;
+    write_random_model(p, dir.path("wide.gguf"), opts, {});
+    auto m = Model::load(dir.path("wide.gguf"));
+    std::vector<int32_t> tokens(320);
+    for (size_t i = 0; i < tokens.size(); i++) tokens[i] = static_cast<int32_t>(i * 7 % 384);
+    const int64_t nv = m->hp.n_vocab;
+    Session one(*m, params(Type::F16, 1));
+    const float* a = one.eval(tokens, true);
+    const std::vector<float> want(a, a + tokens.size() * nv);
+    for (int threads : {2, 3}) {
+        Session s(*m, params(Type::F16, threads));
+        const float* b = s.eval(tokens, true);
+        EXPECT_EQ(0, std::memcmp(b, want.data(), want.size() * sizeof(float))) << threads;
+    }
+}
+
 // A copy of `src` at `out` with `edit` applied to its metadata and without tensor `drop`.
 std::string edited(const std::string& src, const std::string& out,
                    const std::function<void(GGUFWriter&)>& edit, const std::string& drop = "") {
