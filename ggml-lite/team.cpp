@@ -1,20 +1,41 @@
 #include "team.h"
 
 #include <omp.h>
+#include <strings.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <exception>
 
 namespace ggml_lite {
 namespace {
 
-// Pauses a waiting thread spins through before it sleeps: about 45 µs on Zen 4/5 (a pause is
-// about 20 ns there, longer on recent Intel cores). The gaps between the jobs of a decode step
-// (a norm, a rotation) take a few µs; a longer wait is worth a system call to wake from. With
-// more threads than CPUs, a spinning thread takes the CPU from one with work: as libgomp does
-// then, hardly spin at all.
-constexpr int kSpins = 2048;
+// How many times a waiting thread checks (with a pause between) before it sleeps: as libgomp,
+// whose settings it takes. lila's command sets GOMP_SPINCOUNT=10000 unless the user has set
+// it or OMP_WAIT_POLICY (tools/common.cpp): about 0.2 ms here (a pause is about 20 ns on Zen
+// 4/5), which covers the gaps between the jobs of a token (a norm, a rotation: a few µs), so
+// the team stays awake while a model runs. OMP_WAIT_POLICY=passive: sleep at once. With more
+// threads than CPUs a spinning thread takes the CPU from one with work: as libgomp does then,
+// hardly spin at all.
+constexpr int kSpins = 10000;
 constexpr int kSpinsOversubscribed = 16;
+
+int spin_count(int n_threads) {
+    static const int configured = [] {
+        const char* policy = std::getenv("OMP_WAIT_POLICY");
+        if (policy && strcasecmp(policy, "passive") == 0) return 0;
+        if (const char* count = std::getenv("GOMP_SPINCOUNT")) {
+            if (strcasecmp(count, "infinite") == 0) return INT_MAX;
+            char* end;
+            const long n = std::strtol(count, &end, 10);
+            if (end != count && n >= 0) return static_cast<int>(std::min<long>(n, INT_MAX));
+        }
+        return kSpins;
+    }();
+    return n_threads <= omp_get_num_procs() ? configured
+                                            : std::min(configured, kSpinsOversubscribed);
+}
 
 inline void relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -50,7 +71,7 @@ void Team::lead(int n_threads, void* body, void (*call)(void*, Team&)) {
         call(body, team);
         return;
     }
-    team.spins_ = n_threads <= omp_get_num_procs() ? kSpins : kSpinsOversubscribed;
+    team.spins_ = spin_count(n_threads);
     std::exception_ptr error;
 #pragma omp parallel num_threads(n_threads)
     {

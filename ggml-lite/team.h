@@ -7,8 +7,9 @@
 // where two threads spinning on an atomic meet in 0.5 µs; a decode step of a small model runs
 // a hundred regions or more (docs/PERF.md, "Where the time goes"). A team pays libgomp's fork
 // once per forward pass. A job is handed over and joined through counters the waiting threads
-// spin on; a thread that has waited longer than the gap between two jobs of a decode step goes
-// to sleep in the kernel (futex), so a team holds no CPU for long when no job comes.
+// spin on; a thread that has waited longer than the gaps between the jobs of a token goes to
+// sleep in the kernel (futex), so a team holds no CPU for long when no job comes. Waiting
+// follows libgomp's settings (OMP_WAIT_POLICY, GOMP_SPINCOUNT).
 #pragma once
 
 #include <atomic>
@@ -71,7 +72,7 @@ private:
     void serve();
 
     int size_ = 1;
-    int spins_ = 0;  // how long a waiting thread spins (team.cpp: kSpins)
+    int spins_ = 0;  // checks a waiting thread spins through before it sleeps (team.cpp)
     const JobRef* job_ = nullptr;
     int job_threads_ = 0;
     bool stop_ = false;
