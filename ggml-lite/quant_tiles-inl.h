@@ -37,6 +37,31 @@ void quantize_q8_0c(const float* x, void* vy, int64_t n) {
     }
 }
 
+// Q8_0 blocks, and the packed kernels' block_q8_0c in one pass, from an ISA's quantizer of one
+// block: Block(x) quantizes 32 values as quantize_row_q8_0_ref; d16() is its scale in fp16,
+// d() that fp16 scale as float, store(qs) writes the levels and sum() adds them up (the
+// quantize_q8_0c above goes through a block_q8_0 and sums its bytes).
+template <class Block>
+void quantize_q8_0_blocks(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<block_q8_0*>(vy);
+    for (int64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
+        const Block q(x);
+        y[b].d = q.d16();
+        q.store(y[b].qs);
+    }
+}
+
+template <int Offset, class Block>
+void quantize_q8_0c_blocks(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<block_q8_0c*>(vy);
+    for (int64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
+        const Block q(x);
+        y[b].d = q.d();
+        y[b].c = -Offset * q.sum();
+        q.store(y[b].qs);
+    }
+}
+
 // The activations of Q4_1's and Q5_1's packed kernels (packed.h: block_q8_1c) from the same
 // quantizer: Q8_1's values and d are Q8_0's, and s is d sum(qs) rounded to fp16 with d before
 // its rounding (amax / 127, as quantize_row_q8_1_ref finds it, NaN behaviour included).

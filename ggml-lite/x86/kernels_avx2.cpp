@@ -51,59 +51,41 @@ int32_t hsum(__m256i v) {
 }
 
 // Q8_0 of 32 values, bit-identical to quantize_row_q8_0_ref (the same max, the same float
-// divisions, the same products, the same rounding): the scale before its rounding to fp16,
-// and the levels as int32 lanes, 8 elements a vector.
+// divisions, the same products, the same rounding), the levels kept as int32 lanes (8
+// elements a vector) until stored: quantize_q8_0_blocks' Block.
 struct Q8Lanes {
-    float d;
+    float scale;  // before its rounding to fp16
     __m256i q[4];
+
+    explicit Q8Lanes(const float* x) {
+        const __m256 sign = _mm256_set1_ps(-0.0f);
+        __m256 v[4];
+        __m256 amax = _mm256_setzero_ps();
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm256_loadu_ps(x + 8 * k);
+            amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[k]));
+        }
+        scale = hmax(amax) / 127.0f;
+        const __m256 id = _mm256_set1_ps(scale != 0.0f ? 1.0f / scale : 0.0f);
+        for (int k = 0; k < 4; k++) q[k] = round_away(_mm256_mul_ps(v[k], id));
+    }
+    fp16_t d16() const { return _cvtss_sh(scale, _MM_FROUND_TO_NEAREST_INT); }
+    float d() const { return _cvtsh_ss(d16()); }
+    int32_t sum() const {
+        return hsum(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
+    }
+    void store(int8_t* qs) const {
+        // The packs interleave 128-bit lanes; the permutation puts the dwords back in order.
+        const __m256i p =
+            _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        const __m256i ordered =
+            _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs), ordered);
+    }
 };
 
-Q8Lanes q8_0_lanes(const float* x) {
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    __m256 v[4];
-    __m256 amax = _mm256_setzero_ps();
-    for (int k = 0; k < 4; k++) {
-        v[k] = _mm256_loadu_ps(x + 8 * k);
-        amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[k]));
-    }
-    Q8Lanes q;
-    q.d = hmax(amax) / 127.0f;
-    const __m256 id = _mm256_set1_ps(q.d != 0.0f ? 1.0f / q.d : 0.0f);
-    for (int k = 0; k < 4; k++) q.q[k] = round_away(_mm256_mul_ps(v[k], id));
-    return q;
-}
-
-void store_levels(const Q8Lanes& q, int8_t* qs) {
-    // The packs interleave 128-bit lanes; the permutation puts the dwords back in order.
-    const __m256i p =
-        _mm256_packs_epi16(_mm256_packs_epi32(q.q[0], q.q[1]), _mm256_packs_epi32(q.q[2], q.q[3]));
-    const __m256i ordered =
-        _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs), ordered);
-}
-
 void quantize_q8_0(const float* x, void* vy, int64_t n) {
-    auto* y = static_cast<block_q8_0*>(vy);
-    for (int64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
-        const Q8Lanes q = q8_0_lanes(x);
-        y[b].d = _cvtss_sh(q.d, _MM_FROUND_TO_NEAREST_INT);
-        store_levels(q, y[b].qs);
-    }
-}
-
-// The packed kernels' activations (packed.h: block_q8_0c) in one pass: quantize_q8_0's levels,
-// its fp16 scale as float and c = -Offset sum(qs), summed from the int32 lanes (the portable
-// quantize_q8_0c of quant_tiles-inl.h goes through a block_q8_0 and sums its bytes).
-template <int Offset>
-void quantize_q8_0c_lanes(const float* x, void* vy, int64_t n) {
-    auto* y = static_cast<block_q8_0c*>(vy);
-    for (int64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
-        const Q8Lanes q = q8_0_lanes(x);
-        y[b].d = _cvtsh_ss(_cvtss_sh(q.d, _MM_FROUND_TO_NEAREST_INT));
-        y[b].c = -Offset * hsum(_mm256_add_epi32(_mm256_add_epi32(q.q[0], q.q[1]),
-                                                 _mm256_add_epi32(q.q[2], q.q[3])));
-        store_levels(q, y[b].qs);
-    }
+    quantize_q8_0_blocks<Q8Lanes>(x, vy, n);
 }
 
 // ---- Quantized dot products: 32-value blocks -----------------------------------------------
@@ -658,10 +640,10 @@ constexpr TypeOverride kTypes[] = {
 // The packed kernels' activation quantizers; the kernels themselves are packed_avx2.cpp's
 // (packed_kernels(): one copy for each AVX2 table).
 constexpr PackedOverride kQuantizers[] = {
-    {Type::Q8_0, {quantize_q8_0c_lanes<128>, nullptr, nullptr}},
-    {Type::Q4_0, {quantize_q8_0c_lanes<8>, nullptr, nullptr}},
-    {Type::Q5_0, {quantize_q8_0c_lanes<16>, nullptr, nullptr}},
-    {Type::IQ4_NL, {quantize_q8_0c_lanes<128>, nullptr, nullptr}},
+    {Type::Q8_0, {quantize_q8_0c_blocks<128, Q8Lanes>, nullptr, nullptr}},
+    {Type::Q4_0, {quantize_q8_0c_blocks<8, Q8Lanes>, nullptr, nullptr}},
+    {Type::Q5_0, {quantize_q8_0c_blocks<16, Q8Lanes>, nullptr, nullptr}},
+    {Type::IQ4_NL, {quantize_q8_0c_blocks<128, Q8Lanes>, nullptr, nullptr}},
     {Type::Q4_1, {quantize_q8_1c<quantize_q8_0>, nullptr, nullptr}},
     {Type::Q5_1, {quantize_q8_1c<quantize_q8_0>, nullptr, nullptr}},
     {Type::Q4_K, {quantize_q8_K, nullptr, nullptr}},

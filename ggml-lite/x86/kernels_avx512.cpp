@@ -37,48 +37,33 @@ __m512i round_away(__m512 v) {
 }
 
 // Q8_0 of 32 values, bit-identical to quantize_row_q8_0_ref (the same max, the same float
-// divisions, the same products, the same rounding): the scale before its rounding to fp16,
-// and the levels as int32 lanes (elements 0-15, then 16-31).
+// divisions, the same products, the same rounding), the levels kept as int32 lanes (elements
+// 0-15, then 16-31) until stored: quantize_q8_0_blocks' Block.
 struct Q8Lanes {
-    float d;
+    float scale;  // before its rounding to fp16
     __m512i q0, q1;
+
+    explicit Q8Lanes(const float* x) {
+        const __m512 v0 = _mm512_loadu_ps(x);
+        const __m512 v1 = _mm512_loadu_ps(x + 16);
+        const float amax =
+            _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+        scale = amax / 127.0f;
+        const __m512 vid = _mm512_set1_ps(scale != 0.0f ? 1.0f / scale : 0.0f);
+        q0 = round_away(_mm512_mul_ps(v0, vid));
+        q1 = round_away(_mm512_mul_ps(v1, vid));
+    }
+    fp16_t d16() const { return _cvtss_sh(scale, _MM_FROUND_TO_NEAREST_INT); }
+    float d() const { return _cvtsh_ss(d16()); }
+    int32_t sum() const { return _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1)); }
+    void store(int8_t* qs) const {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(q0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16), _mm512_cvtepi32_epi8(q1));
+    }
 };
 
-Q8Lanes q8_0_lanes(const float* x) {
-    const __m512 v0 = _mm512_loadu_ps(x);
-    const __m512 v1 = _mm512_loadu_ps(x + 16);
-    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-    const float d = amax / 127.0f;
-    const __m512 vid = _mm512_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
-    return {d, round_away(_mm512_mul_ps(v0, vid)), round_away(_mm512_mul_ps(v1, vid))};
-}
-
-void store_levels(const Q8Lanes& q, int8_t* qs) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(q.q0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16), _mm512_cvtepi32_epi8(q.q1));
-}
-
 void quantize_q8_0(const float* x, void* vy, int64_t n) {
-    auto* y = static_cast<block_q8_0*>(vy);
-    for (int64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
-        const Q8Lanes q = q8_0_lanes(x);
-        y[b].d = _cvtss_sh(q.d, _MM_FROUND_TO_NEAREST_INT);
-        store_levels(q, y[b].qs);
-    }
-}
-
-// The packed kernels' activations (packed.h: block_q8_0c) in one pass: quantize_q8_0's levels,
-// its fp16 scale as float and c = -Offset sum(qs), summed from the int32 lanes (the portable
-// quantize_q8_0c of quant_tiles-inl.h goes through a block_q8_0 and sums its bytes).
-template <int Offset>
-void quantize_q8_0c_lanes(const float* x, void* vy, int64_t n) {
-    auto* y = static_cast<block_q8_0c*>(vy);
-    for (int64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
-        const Q8Lanes q = q8_0_lanes(x);
-        y[b].d = _cvtsh_ss(_cvtss_sh(q.d, _MM_FROUND_TO_NEAREST_INT));
-        y[b].c = -Offset * _mm512_reduce_add_epi32(_mm512_add_epi32(q.q0, q.q1));
-        store_levels(q, y[b].qs);
-    }
+    quantize_q8_0_blocks<Q8Lanes>(x, vy, n);
 }
 
 // ---- Quantized dot products: 32-value blocks -----------------------------------------------
@@ -675,11 +660,15 @@ constexpr PackedOverride kPacked[] = {
     {Type::F32, {nullptr, avx512::packed_gemm_f32, avx512::packed_gemv2_f32}},
     {Type::F16, {nullptr, avx512::packed_gemm_f16, avx512::packed_gemv2_f16}},
     {Type::BF16, {nullptr, avx512::packed_gemm_bf16, avx512::packed_gemv2_bf16}},
-    {Type::Q8_0, {quantize_q8_0c_lanes<128>, avx512::packed_gemm_q8_0, avx512::packed_gemv2_q8_0}},
-    {Type::Q4_0, {quantize_q8_0c_lanes<8>, avx512::packed_gemm_q4_0, avx512::packed_gemv2_q4_0}},
-    {Type::Q5_0, {quantize_q8_0c_lanes<16>, avx512::packed_gemm_q5_0, avx512::packed_gemv2_q5_0}},
+    {Type::Q8_0,
+     {quantize_q8_0c_blocks<128, Q8Lanes>, avx512::packed_gemm_q8_0, avx512::packed_gemv2_q8_0}},
+    {Type::Q4_0,
+     {quantize_q8_0c_blocks<8, Q8Lanes>, avx512::packed_gemm_q4_0, avx512::packed_gemv2_q4_0}},
+    {Type::Q5_0,
+     {quantize_q8_0c_blocks<16, Q8Lanes>, avx512::packed_gemm_q5_0, avx512::packed_gemv2_q5_0}},
     {Type::IQ4_NL,
-     {quantize_q8_0c_lanes<128>, avx512::packed_gemm_iq4_nl, avx512::packed_gemv2_iq4_nl}},
+     {quantize_q8_0c_blocks<128, Q8Lanes>, avx512::packed_gemm_iq4_nl,
+      avx512::packed_gemv2_iq4_nl}},
     {Type::Q4_1,
      {quantize_q8_1c<quantize_q8_0>, avx512::packed_gemm_q4_1, avx512::packed_gemv2_q4_1}},
     {Type::Q5_1,
