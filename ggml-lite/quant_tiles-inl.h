@@ -21,26 +21,12 @@
 namespace ggml_lite {
 namespace {  // NOLINT(google-build-namespaces): internal linkage is the point
 
-// The packed kernels' activations (packed.h: block_q8_0c) from an ISA's bit-exact Q8_0
-// quantizer: its bytes, the scale as float and c = -Offset sum(qs).
-template <int Offset, void (*Quantize)(const float*, void*, int64_t)>
-void quantize_q8_0c(const float* x, void* vy, int64_t n) {
-    auto* y = static_cast<block_q8_0c*>(vy);
-    for (int64_t b = 0; b < n / QK8_0; b++) {
-        block_q8_0 q;
-        Quantize(x + b * QK8_0, &q, QK8_0);
-        int32_t sum = 0;
-        for (const int8_t v : q.qs) sum += v;
-        y[b].d = fp16_to_fp32(q.d);
-        y[b].c = -Offset * sum;
-        std::memcpy(y[b].qs, q.qs, QK8_0);
-    }
-}
-
-// Q8_0 blocks, and the packed kernels' block_q8_0c in one pass, from an ISA's quantizer of one
-// block: Block(x) quantizes 32 values as quantize_row_q8_0_ref; d16() is its scale in fp16,
-// d() that fp16 scale as float, store(qs) writes the levels and sum() adds them up (the
-// quantize_q8_0c above goes through a block_q8_0 and sums its bytes).
+// Q8_0 blocks, and the packed kernels' activations (packed.h: block_q8_0c: the levels, the
+// scale as float and c = -Offset sum(qs)), from a quantizer of one block: Block(x) quantizes
+// 32 values as quantize_row_q8_0_ref; d16() is its scale in fp16, d() that fp16 scale as
+// float, store(qs) writes the levels. c sums the stored bytes, not an ISA's int32 lanes: for
+// NaN or infinite activations those lanes are out of the byte range (INT_MIN), and their sum
+// would overflow and differ from the reference's.
 template <class Block>
 void quantize_q8_0_blocks(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<block_q8_0*>(vy);
@@ -57,9 +43,27 @@ void quantize_q8_0c_blocks(const float* x, void* vy, int64_t n) {
     for (int64_t b = 0; b < n / QK8_0; b++, x += QK8_0) {
         const Block q(x);
         y[b].d = q.d();
-        y[b].c = -Offset * q.sum();
         q.store(y[b].qs);
+        int32_t sum = 0;
+        for (const int8_t v : y[b].qs) sum += v;
+        y[b].c = -Offset * sum;
     }
+}
+
+// The Block of an ISA whose bit-exact Q8_0 quantizer writes a whole block_q8_0 (the x86 ISAs
+// keep the levels in registers instead: their Q8Lanes).
+template <void (*Quantize)(const float*, void*, int64_t)>
+struct Q8Block {
+    block_q8_0 q;
+    explicit Q8Block(const float* x) { Quantize(x, &q, QK8_0); }
+    fp16_t d16() const { return q.d; }
+    float d() const { return fp16_to_fp32(q.d); }
+    void store(int8_t* qs) const { std::memcpy(qs, q.qs, QK8_0); }
+};
+
+template <int Offset, void (*Quantize)(const float*, void*, int64_t)>
+void quantize_q8_0c(const float* x, void* vy, int64_t n) {
+    quantize_q8_0c_blocks<Offset, Q8Block<Quantize>>(x, vy, n);
 }
 
 // The activations of Q4_1's and Q5_1's packed kernels (packed.h: block_q8_1c) from the same

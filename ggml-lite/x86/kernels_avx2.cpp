@@ -71,9 +71,6 @@ struct Q8Lanes {
     }
     fp16_t d16() const { return _cvtss_sh(scale, _MM_FROUND_TO_NEAREST_INT); }
     float d() const { return _cvtsh_ss(d16()); }
-    int32_t sum() const {
-        return hsum(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
-    }
     void store(int8_t* qs) const {
         // The packs interleave 128-bit lanes; the permutation puts the dwords back in order.
         const __m256i p =

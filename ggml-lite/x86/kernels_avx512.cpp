@@ -55,7 +55,6 @@ struct Q8Lanes {
     }
     fp16_t d16() const { return _cvtss_sh(scale, _MM_FROUND_TO_NEAREST_INT); }
     float d() const { return _cvtsh_ss(d16()); }
-    int32_t sum() const { return _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1)); }
     void store(int8_t* qs) const {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(q0));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16), _mm512_cvtepi32_epi8(q1));

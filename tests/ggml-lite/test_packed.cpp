@@ -286,6 +286,29 @@ TEST(Packed, ActivationsAreQ8_0WithCorrection) {
     }
 }
 
+// NaN and infinite activations (a diverging or corrupt model) get whatever levels each ISA's
+// conversion gives them, but c stays -offset times the sum of the stored bytes, with no
+// overflow on the way (an int32 lane of a NaN holds INT_MIN; the fuzzer found c summed from
+// those lanes).
+TEST(Packed, CorrectionIsTheStoredBytesForNonFiniteActivations) {
+    auto x = test::random_floats(64, 5, -3.0f, 3.0f);
+    x[3] = std::numeric_limits<float>::quiet_NaN();
+    x[40] = std::numeric_limits<float>::infinity();
+    x[41] = -std::numeric_limits<float>::infinity();
+    for (Type type : kQuantTypes) {
+        const int offset = type == Type::Q4_0 ? 8 : type == Type::Q5_0 ? 16 : 128;
+        for (const Kernels* k : packed_tables(type)) {
+            const auto a = activations(*k, type, x, 1, 64);
+            const auto* blocks = reinterpret_cast<const block_q8_0c*>(a.data());
+            for (int b = 0; b < 2; b++) {
+                int sum = 0;
+                for (const int8_t v : blocks[b].qs) sum += v;
+                EXPECT_EQ(blocks[b].c, -offset * sum) << isa_name(k->isa) << " block " << b;
+            }
+        }
+    }
+}
+
 // Q4_1's and Q5_1's packed kernels read Q8_1's reference bytes, d and s as floats.
 TEST(Packed, ActivationsAreQ8_1) {
     for (Type type : {Type::Q4_1, Type::Q5_1}) {
