@@ -44,12 +44,6 @@ float hmax(__m256 v) {
     return _mm_cvtss_f32(m);
 }
 
-int32_t hsum(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
-}
-
 // Q8_0 of 32 values, bit-identical to quantize_row_q8_0_ref (the same max, the same float
 // divisions, the same products, the same rounding), the levels kept as int32 lanes (8
 // elements a vector) until stored: quantize_q8_0_blocks' Block.
@@ -266,6 +260,12 @@ using Q5_1Weights = UnsignedWeights<block_q5_1, PlainAct<block_q8_1>, offsetof(b
 
 float hsum(__m256 v) {
     return hsum(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
+}
+
+int32_t hsum(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
 // Tokens per tile. Q8_0's and Q4_0's operands load in a few instructions, and one token at a
