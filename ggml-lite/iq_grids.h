@@ -1,8 +1,9 @@
-// The lattice grids of the grid types (quant.h: IQ2_XXS ... IQ3_S): format constants, ggml's
+// The lattice grids of the grid types (quant.h: IQ1_S ... IQ3_S): format constants, ggml's
 // tables (iq_grids.cpp says where from, and their license).
 //
 // A grid row holds 8 (IQ2) or 4 (IQ3) unsigned magnitudes, one per byte, first value in the
-// lowest byte; the block's sign bits then negate some of them.
+// lowest byte; the block's sign bits then negate some of them. IQ1_S's and IQ1_M's rows are
+// signed already: 8 bytes of -1, 0 or 1 (iq1s_grid.cpp).
 #pragma once
 
 #include <array>
@@ -16,6 +17,7 @@ extern const uint64_t iq2xs_grid[512];
 extern const uint64_t iq2s_grid[1024];
 extern const uint32_t iq3xxs_grid[256];  // magnitudes 4, 12, ..., 62
 extern const uint32_t iq3s_grid[512];    // magnitudes 1, 3, ..., 15
+extern const uint64_t iq1s_grid[2048];   // int8 values -1, 0, 1
 
 // IQ2_XXS, IQ2_XS and IQ3_XXS store 7 sign bits per 8 values: the eighth makes the number of
 // negated values even (the quantizer flips the least costly sign to make it so).

@@ -234,7 +234,7 @@ float dot_grid(int64_t n, const void* w, const void* x) {
             for (int l = 0; l < 16; l++) dot += v.q[16 * k + l] * b[i].qs[16 * k + l];
             isum += v.ls[k] * dot;
         }
-        sum += fp16_to_fp32(a[i].d) * b[i].d * static_cast<float>(isum);
+        sum += grid_d(a[i]) * b[i].d * static_cast<float>(isum);
     }
     return Block::kScale * sum;
 }
@@ -257,6 +257,8 @@ constexpr auto dot_iq2_xs = dot_grid<block_iq2_xs>;
 constexpr auto dot_iq2_s = dot_grid<block_iq2_s>;
 constexpr auto dot_iq3_xxs = dot_grid<block_iq3_xxs>;
 constexpr auto dot_iq3_s = dot_grid<block_iq3_s>;
+constexpr auto dot_iq1_s = dot_grid<block_iq1_s>;
+constexpr auto dot_iq1_m = dot_grid<block_iq1_m>;
 
 template <float (*Dot)(int64_t, const void*, const void*)>
 void gemm_tile(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride, float* y,
@@ -657,6 +659,8 @@ const Kernels& kernels_scalar() {
             {Type::IQ2_S, {dot_iq2_s, nullptr, gemm_tile<dot_iq2_s>}},
             {Type::IQ3_XXS, {dot_iq3_xxs, nullptr, gemm_tile<dot_iq3_xxs>}},
             {Type::IQ3_S, {dot_iq3_s, nullptr, gemm_tile<dot_iq3_s>}},
+            {Type::IQ1_S, {dot_iq1_s, nullptr, gemm_tile<dot_iq1_s>}},
+            {Type::IQ1_M, {dot_iq1_m, nullptr, gemm_tile<dot_iq1_m>}},
             {Type::Q8_K, {nullptr, from_float(Type::Q8_K), nullptr}},
         };
         const PackedOverride packed[] = {

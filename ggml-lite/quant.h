@@ -207,9 +207,38 @@ struct block_iq3_s {
 };
 static_assert(sizeof(block_iq3_s) == 110);
 
+// IQ1_S and IQ1_M: each group of 8 values is a row of iq1s_grid (8 values g in {-1, 0, 1}) shifted
+// by a delta of +-1/8: value = d * (2s + 1) * (g + delta), i.e. kScale * q with the odd integer
+// level q = 8g + 8 delta (|q| <= 9), which is how lila holds them.
+
+// 1.5625 bits per value. Sub-block ib (32 values): qh[ib] holds the top 3 bits of the 4 groups'
+// 11-bit grid indices (bits 3l .. 3l + 2 above qs[4ib + l]), s (bits 12 .. 14) and the sign of
+// the delta (bit 15: -1/8 where set).
+struct block_iq1_s {
+    fp16_t d;
+    uint8_t qs[QK_K / 8];
+    uint16_t qh[QK_K / 32];
+    static constexpr float kScale = 0.125f;
+};
+static_assert(sizeof(block_iq1_s) == 50);
+
+// 1.75 bits per value, no d field: d is the fp16 whose 4-bit pieces are the top nibbles of the
+// four little-endian words of scales (iq1_m_d). Group g (< 32) of 8 values: grid index qs[g] | (the
+// low 3 bits of nibble g of qh) << 8, delta -1/8 where the nibble's bit 3 is set (nibble g is the
+// low one of qh[g / 2] for even g); sub-block ib's two 16-value halves have s in bits 6(ib % 2)
+// .. +2 and 6(ib % 2) + 3 .. +5 of scales word ib / 2.
+struct block_iq1_m {
+    uint8_t qs[QK_K / 8];
+    uint8_t qh[QK_K / 16];
+    uint8_t scales[QK_K / 32];
+    static constexpr float kScale = 0.125f;
+};
+static_assert(sizeof(block_iq1_m) == 56);
+
 // A grid super-block as integers: value i = d * ls[i / 16] * kScale * q[i], with q the signed
-// grid magnitude (|q| <= 62) and ls = 2s + 1 the scale of its 16 values (a sub-block of 32 gives
-// both its halves the same). The scalar dot products and to_float both read blocks through it.
+// grid magnitude (|q| <= 62) or IQ1's level and ls = 2s + 1 the scale of its 16 values (a
+// sub-block of 32 gives both its halves the same). The scalar dot products and to_float both read
+// blocks through it, and the block's d through grid_d.
 struct GridLevels {
     int8_t q[QK_K];
     uint8_t ls[QK_K / 16];
@@ -219,6 +248,21 @@ void grid_levels(const block_iq2_xs& b, GridLevels* out);
 void grid_levels(const block_iq2_s& b, GridLevels* out);
 void grid_levels(const block_iq3_xxs& b, GridLevels* out);
 void grid_levels(const block_iq3_s& b, GridLevels* out);
+void grid_levels(const block_iq1_s& b, GridLevels* out);
+void grid_levels(const block_iq1_m& b, GridLevels* out);
+// A grid block's d: its fp16 field, or IQ1_M's, assembled from its scales' top nibbles
+// (iq1_m_d). Out of line, as every function here: the SIMD files that call them are compiled
+// with their ISA's flags, and no inline copy of theirs may serve portable code.
+float grid_d(const block_iq2_xxs& b);
+float grid_d(const block_iq2_xs& b);
+float grid_d(const block_iq2_s& b);
+float grid_d(const block_iq3_xxs& b);
+float grid_d(const block_iq3_s& b);
+float grid_d(const block_iq1_s& b);
+float grid_d(const block_iq1_m& b);
+fp16_t iq1_m_d(const block_iq1_m& b);
+// Sets the d that iq1_m_d reads, leaving the scales' other bits.
+void set_iq1_m_d(block_iq1_m* b, fp16_t d);
 
 // Scale and min of sub-block j (< 8) of a Q4_K block's 12 packed bytes: j < 4 are the low 6 bits
 // of bytes j and j + 4; j >= 4 keep their low 4 bits in byte j + 4 (scale low nibble, min high)
@@ -264,12 +308,14 @@ void quantize_row_iq4_xs(const float* x, block_iq4_xs* y, int64_t n);
 void dequantize_row_iq4_xs(const block_iq4_xs* x, float* y, int64_t n);
 // Block ib's (< 8) signed scale, in [-32, 31].
 int iq4_xs_scale(const block_iq4_xs& x, int ib);
-// The grid types' decoders, bit for bit ggml's dequantize_row_iq2_xxs ... dequantize_row_iq3_s.
+// The grid types' decoders, bit for bit ggml's dequantize_row_iq2_xxs ... dequantize_row_iq1_m.
 void dequantize_row_iq2_xxs(const block_iq2_xxs* x, float* y, int64_t n);
 void dequantize_row_iq2_xs(const block_iq2_xs* x, float* y, int64_t n);
 void dequantize_row_iq2_s(const block_iq2_s* x, float* y, int64_t n);
 void dequantize_row_iq3_xxs(const block_iq3_xxs* x, float* y, int64_t n);
 void dequantize_row_iq3_s(const block_iq3_s* x, float* y, int64_t n);
+void dequantize_row_iq1_s(const block_iq1_s* x, float* y, int64_t n);
+void dequantize_row_iq1_m(const block_iq1_m* x, float* y, int64_t n);
 void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n);
 void dequantize_row_q8_K(const block_q8_K* x, float* y, int64_t n);
 

@@ -101,6 +101,10 @@ constexpr TypeTraits kTypes[] = {
      blocks_to_float<block_iq3_xxs, dequantize_row_iq3_xxs>, nullptr},
     {Type::IQ3_S, "iq3_s", QK_K, sizeof(block_iq3_s), true, true, Type::Q8_K,
      blocks_to_float<block_iq3_s, dequantize_row_iq3_s>, nullptr},
+    {Type::IQ1_S, "iq1_s", QK_K, sizeof(block_iq1_s), true, true, Type::Q8_K,
+     blocks_to_float<block_iq1_s, dequantize_row_iq1_s>, nullptr},
+    {Type::IQ1_M, "iq1_m", QK_K, sizeof(block_iq1_m), true, true, Type::Q8_K,
+     blocks_to_float<block_iq1_m, dequantize_row_iq1_m>, nullptr},
     // Not tensor types: ggml never stores them and no kernel takes them as weights.
     {Type::Q8_1, "q8_1", QK8_1, sizeof(block_q8_1), true, false, Type::Q8_1,
      blocks_to_float<block_q8_1, dequantize_row_q8_1>,

@@ -31,10 +31,12 @@ enum class Type : uint32_t {
     IQ2_XXS = 16,
     IQ2_XS = 17,
     IQ3_XXS = 18,
+    IQ1_S = 19,
     IQ4_NL = 20,
     IQ3_S = 21,
     IQ2_S = 22,
     IQ4_XS = 23,
+    IQ1_M = 29,
     BF16 = 30,
 };
 
@@ -50,7 +52,7 @@ struct TypeTraits {
     bool tensor;
     Type vec_dot_type;  // what activations are converted to before a dot product with this type
     // Scalar reference conversions; n is a multiple of block_size. from_float is nullptr for the
-    // grid types (IQ2_XXS ... IQ3_S), which lila reads but cannot write: their quantizer needs
+    // grid types (IQ1_S ... IQ3_S), which lila reads but cannot write: their quantizer needs
     // an importance matrix.
     void (*to_float)(const void* src, float* dst, int64_t n);
     void (*from_float)(const float* src, void* dst, int64_t n);
@@ -58,7 +60,7 @@ struct TypeTraits {
 
 // The number of rows of the type table: the size of per-type arrays (kernels.h). type.cpp
 // checks it against the table at compile time.
-constexpr int kTypeCount = 22;
+constexpr int kTypeCount = 24;
 
 // t's row. Throws std::invalid_argument for a value that is not a type of the table (a cast
 // from an unchecked integer; type_from_id() guards files).

@@ -652,6 +652,8 @@ constexpr TypeOverride kTypes[] = {
     {Type::IQ2_S, {avx2::vec_dot_iq2_s, nullptr, avx2::gemm_tile_iq2_s}},
     {Type::IQ3_XXS, {avx2::vec_dot_iq3_xxs, nullptr, avx2::gemm_tile_iq3_xxs}},
     {Type::IQ3_S, {avx2::vec_dot_iq3_s, nullptr, avx2::gemm_tile_iq3_s}},
+    {Type::IQ1_S, {avx2::vec_dot_iq1_s, nullptr, avx2::gemm_tile_iq1_s}},
+    {Type::IQ1_M, {avx2::vec_dot_iq1_m, nullptr, avx2::gemm_tile_iq1_m}},
     {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
 };
 

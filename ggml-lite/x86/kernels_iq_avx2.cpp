@@ -1,7 +1,8 @@
-// AVX2 dot products of the grid types (quant.h: IQ2_XXS ... IQ3_S) against Q8_K. Each step
+// AVX2 dot products of the grid types (quant.h: IQ1_S ... IQ3_S) against Q8_K. Each step
 // decodes 32 values at a time to signed bytes: their grid rows' magnitudes gathered from the
 // tables by index (scalar loads: a gather instruction is slower here), their sign bits spread
-// to byte masks, and the scales of their two halves (IQ2_XXS, IQ2_XS, IQ2_S: decoded once a
+// to byte masks (IQ1_S, IQ1_M: signed grid values times 8 plus their deltas), and the scales of
+// their two halves (IQ2_XXS, IQ2_XS, IQ2_S: decoded once a
 // block and stored; IQ2_S's grid indices stored that way were slower to read back than made
 // per chunk). The integer sums are exact, so each super-block's sum equals the scalar kernel's
 // (dot_grid in kernels_scalar.cpp); the float steps after it are the scalar kernel's, one at a
@@ -90,13 +91,22 @@ struct HalfScales16 {
     }
 };
 
-// One 32-value chunk of a super-block: unsigned magnitudes, the top bit of byte k of `neg` set
-// to negate value k, and the halves' scales.
+// One 32-value chunk of a super-block: its signed levels and the halves' scales.
 struct Chunk {
-    __m256i mag;
-    __m256i neg;
+    __m256i q;
     __m256i scale;
 };
+
+// Grid magnitudes negated where the top bit of `neg`'s byte is set: magnitudes are never 0, so
+// sign() by neg | 1 negates those and keeps the rest.
+__m256i signed_levels(__m256i mag, __m256i neg) {
+    return _mm256_sign_epi8(mag, _mm256_or_si256(neg, _mm256_set1_epi8(1)));
+}
+
+// IQ1's levels 8g + delta from grid values g in {-1, 0, 1} and deltas of +-1.
+__m256i iq1_levels(__m256i g, __m256i delta) {
+    return _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), g), delta);
+}
 
 // Per type, made from one block (what all its chunks share): Chunk chunk(int ib) for values
 // 32ib .. 32ib + 31 (quant.h layouts).
@@ -116,9 +126,10 @@ struct IQ2XXS {
     }
     Chunk chunk(int ib) const {
         const uint32_t idx = grid_le32(b.qs + 4 * ib), aux = grid_le32(b.qs + 4 * ib + 2);
-        return {rows8(iq2xxs_grid[idx & 0xff], iq2xxs_grid[(idx >> 8) & 0xff],
-                      iq2xxs_grid[(idx >> 16) & 0xff], iq2xxs_grid[idx >> 24]),
-                even_signs4(aux), _mm256_set1_epi16(static_cast<int16_t>(ls[ib]))};
+        return {signed_levels(rows8(iq2xxs_grid[idx & 0xff], iq2xxs_grid[(idx >> 8) & 0xff],
+                                    iq2xxs_grid[(idx >> 16) & 0xff], iq2xxs_grid[idx >> 24]),
+                              even_signs4(aux)),
+                _mm256_set1_epi16(static_cast<int16_t>(ls[ib]))};
     }
 };
 
@@ -131,9 +142,10 @@ struct IQ2XS {
         std::memcpy(&q, b.qs + 4 * ib, sizeof q);
         const auto index = [q](int l) { return (q >> (16 * l)) & 511; };
         const auto signs = [q](int l) { return kEvenSignMask[(q >> (16 * l + 9)) & 127]; };
-        return {rows8(iq2xs_grid[index(0)], iq2xs_grid[index(1)], iq2xs_grid[index(2)],
-                      iq2xs_grid[index(3)]),
-                rows8(signs(0), signs(1), signs(2), signs(3)), scales.chunk(ib)};
+        return {signed_levels(rows8(iq2xs_grid[index(0)], iq2xs_grid[index(1)],
+                                    iq2xs_grid[index(2)], iq2xs_grid[index(3)]),
+                              rows8(signs(0), signs(1), signs(2), signs(3))),
+                scales.chunk(ib)};
     }
 };
 
@@ -144,9 +156,11 @@ struct IQ2S {
     Chunk chunk(int ib) const {
         const uint8_t* q = b.qs + 4 * ib;
         const uint32_t h = b.qh[ib];
-        return {rows8(iq2s_grid[q[0] | (h & 3) << 8], iq2s_grid[q[1] | (h & 0x0c) << 6],
-                      iq2s_grid[q[2] | (h & 0x30) << 4], iq2s_grid[q[3] | (h & 0xc0) << 2]),
-                sign_bytes(grid_le32(b.qs + QK_K / 8 + 4 * ib)), scales.chunk(ib)};
+        return {signed_levels(
+                    rows8(iq2s_grid[q[0] | (h & 3) << 8], iq2s_grid[q[1] | (h & 0x0c) << 6],
+                          iq2s_grid[q[2] | (h & 0x30) << 4], iq2s_grid[q[3] | (h & 0xc0) << 2]),
+                    sign_bytes(grid_le32(b.qs + QK_K / 8 + 4 * ib))),
+                scales.chunk(ib)};
     }
 };
 
@@ -161,7 +175,7 @@ struct IQ3XXS {
             static_cast<int>(iq3xxs_grid[q[2]]), static_cast<int>(iq3xxs_grid[q[3]]),
             static_cast<int>(iq3xxs_grid[q[4]]), static_cast<int>(iq3xxs_grid[q[5]]),
             static_cast<int>(iq3xxs_grid[q[6]]), static_cast<int>(iq3xxs_grid[q[7]]));
-        return {mag, even_signs4(aux), half_scales(aux >> 28, aux >> 28)};
+        return {signed_levels(mag, even_signs4(aux)), half_scales(aux >> 28, aux >> 28)};
     }
 };
 
@@ -174,10 +188,56 @@ struct IQ3S {
         int g[8];
         for (int l = 0; l < 8; l++) g[l] = static_cast<int>(iq3s_grid[q[l] | ((h >> l) & 1) << 8]);
         const uint32_t s = (b.scales[ib / 2] >> (4 * (ib % 2))) & 0x0f;
-        return {_mm256_setr_epi32(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]),
-                sign_bytes(grid_le32(b.signs + 4 * ib)), half_scales(s, s)};
+        return {signed_levels(_mm256_setr_epi32(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]),
+                              sign_bytes(grid_le32(b.signs + 4 * ib))),
+                half_scales(s, s)};
     }
 };
+
+// IQ1_S: one delta and one scale for all 32 values.
+struct IQ1S {
+    using Block = block_iq1_s;
+    const Block& b;
+    Chunk chunk(int ib) const {
+        const uint8_t* q = b.qs + 4 * ib;
+        const uint32_t h = b.qh[ib];
+        const __m256i g =
+            rows8(iq1s_grid[q[0] | (h & 7) << 8], iq1s_grid[q[1] | (h >> 3 & 7) << 8],
+                  iq1s_grid[q[2] | (h >> 6 & 7) << 8], iq1s_grid[q[3] | (h >> 9 & 7) << 8]);
+        const uint32_t s = (h >> 12) & 7;
+        return {iq1_levels(g, _mm256_set1_epi8(static_cast<char>(h & 0x8000 ? -1 : 1))),
+                half_scales(s, s)};
+    }
+};
+
+// IQ1_M: nibble l of the chunk's two qh bytes holds group l's top index bits and delta sign; a
+// scale for each 16 values.
+struct IQ1M {
+    using Block = block_iq1_m;
+    const Block& b;
+    Chunk chunk(int ib) const {
+        const uint8_t* q = b.qs + 4 * ib;
+        const uint32_t h = b.qh[2 * ib] | b.qh[2 * ib + 1] << 8;
+        const auto row = [&](int l) { return iq1s_grid[q[l] | (h >> (4 * l) & 7) << 8]; };
+        const auto delta = [h](int l) {
+            return static_cast<long long>(h >> (4 * l + 3) & 1 ? ~0ull : 0x0101010101010101ull);
+        };
+        const uint32_t sc = b.scales[2 * (ib / 2)] | b.scales[2 * (ib / 2) + 1] << 8;
+        const int shift = 6 * (ib % 2);
+        return {iq1_levels(rows8(row(0), row(1), row(2), row(3)),
+                           _mm256_setr_epi64x(delta(0), delta(1), delta(2), delta(3))),
+                half_scales(sc >> shift & 7, sc >> (shift + 3) & 7)};
+    }
+};
+
+// A block's d: its fp16 field, IQ1_M's assembled from its scales.
+template <class Block>
+float block_d(const Block& w) {
+    return _cvtsh_ss(w.d);
+}
+float block_d(const block_iq1_m& w) {
+    return _cvtsh_ss(iq1_m_d(w));
+}
 
 int32_t hsum_i32(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -205,23 +265,20 @@ struct GridStep : SuperBlockStep<typename T::Block> {
         __m256i sum[NT];
         for (int t = 0; t < NT; t++) sum[t] = _mm256_setzero_si256();
         const T block{w};
-        const __m256i one = _mm256_set1_epi8(1);
 #pragma GCC unroll 1
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const Chunk c = block.chunk(ib);
-            // Signed levels |q| <= 62 (magnitudes are never 0, so sign() by neg | 1 negates
-            // where neg's top bit is set and keeps the rest) against |x| <= 128 (x as unsigned
-            // after abs): the pair sums stay within int16, and -128 in x is no special case.
-            const __m256i q = _mm256_sign_epi8(c.mag, _mm256_or_si256(c.neg, one));
+            // Signed levels |q| <= 62 against |x| <= 128 (x as unsigned after abs): the pair sums
+            // stay within int16, and -128 in x is no special case.
             for (int t = 0; t < NT; t++) {
                 const __m256i xq =
                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t]->qs + 32 * ib));
                 const __m256i p =
-                    _mm256_maddubs_epi16(_mm256_abs_epi8(xq), _mm256_sign_epi8(q, xq));
+                    _mm256_maddubs_epi16(_mm256_abs_epi8(xq), _mm256_sign_epi8(c.q, xq));
                 sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, c.scale));
             }
         }
-        const float d = _cvtsh_ss(w.d);
+        const float d = block_d(w);
         for (int t = 0; t < NT; t++) {
             acc[t].s = acc[t].with_pending();
             acc[t].pending = sum[t];
@@ -247,6 +304,8 @@ LILA_GRID_KERNELS(iq2_xs, IQ2XS)
 LILA_GRID_KERNELS(iq2_s, IQ2S)
 LILA_GRID_KERNELS(iq3_xxs, IQ3XXS)
 LILA_GRID_KERNELS(iq3_s, IQ3S)
+LILA_GRID_KERNELS(iq1_s, IQ1S)
+LILA_GRID_KERNELS(iq1_m, IQ1M)
 #undef LILA_GRID_KERNELS
 
 }  // namespace avx2

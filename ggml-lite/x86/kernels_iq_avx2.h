@@ -1,4 +1,4 @@
-// The grid types' quantized dot products (IQ2_XXS ... IQ3_S against Q8_K, TypeKernels::vec_dot
+// The grid types' quantized dot products (IQ1_S ... IQ3_S against Q8_K, TypeKernels::vec_dot
 // and gemm_tile, kernels.h) in 256-bit AVX2, in a translation unit of their own. The AVX2 and
 // AVX-512 tables both use them: a grid step is table lookups and byte work that 512-bit
 // registers would not shorten.
@@ -18,6 +18,8 @@ LILA_GRID_KERNELS(iq2_xs)
 LILA_GRID_KERNELS(iq2_s)
 LILA_GRID_KERNELS(iq3_xxs)
 LILA_GRID_KERNELS(iq3_s)
+LILA_GRID_KERNELS(iq1_s)
+LILA_GRID_KERNELS(iq1_m)
 #undef LILA_GRID_KERNELS
 
 }  // namespace ggml_lite::avx2

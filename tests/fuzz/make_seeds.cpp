@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "ggml-lite/quant.h"
+#include "ggml-lite/type.h"
 #include "src/base/error.h"
 #include "src/convert/convert.h"
 #include "src/io/gguf.h"
@@ -93,17 +95,23 @@ struct TinyShape {
 };
 
 // llama.* metadata as converters write it (the keys Model::load reads).
-// The grid types (IQ2_XXS ... IQ3_S) have no quantizer (ggml's needs an importance matrix), but
+// The grid types (IQ1_S ... IQ3_S) have no quantizer (ggml's needs an importance matrix), but
 // every byte pattern is a valid block of theirs: the grid indices fit their grids. A fixed
-// byte stream, each block's leading F16 scale set to 1/64 so that the forward pass stays finite.
-void grid_blocks(size_t block_bytes, std::vector<uint8_t>& bytes) {
+// byte stream, each block's d set to 1/64 (0x2400 in F16) so that the forward pass stays finite:
+// the leading F16 of each block, or IQ1_M's, spread over its scales.
+void grid_blocks(ggml_lite::Type type, std::vector<uint8_t>& bytes) {
+    const size_t block_bytes = ggml_lite::traits(type).type_size;
     uint32_t state = 12345;
     for (uint8_t& b : bytes) {
         state = state * 1664525u + 1013904223u;
         b = uint8_t(state >> 24);
     }
     for (size_t at = 0; at + block_bytes <= bytes.size(); at += block_bytes) {
-        bytes[at] = 0x00, bytes[at + 1] = 0x24;  // 0x2400: 2^-6 in F16, little-endian
+        if (type == ggml_lite::Type::IQ1_M) {
+            ggml_lite::set_iq1_m_d(reinterpret_cast<ggml_lite::block_iq1_m*>(&bytes[at]), 0x2400);
+        } else {
+            bytes[at] = 0x00, bytes[at + 1] = 0x24;  // little-endian
+        }
     }
 }
 
@@ -122,7 +130,7 @@ void add_weights(GGUFWriter& w, const std::string& name, int64_t rows, int64_t c
         bytes.resize(row * size_t(rows));
         const auto& traits = ggml_lite::traits(type);
         if (traits.from_float == nullptr) {
-            grid_blocks(traits.type_size, bytes);
+            grid_blocks(type, bytes);
             return;
         }
         for (int64_t r = 0; r < rows; r++) {
@@ -203,7 +211,7 @@ void gguf_seeds() {
     bool spm = true;
     for (Type t : {Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q2_K, Type::Q3_K,
                    Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS, Type::IQ2_XXS, Type::IQ2_XS,
-                   Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S}) {
+                   Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M}) {
         const std::string name = std::string(spm ? "spm-" : "bpe-") + ggml_lite::type_name(t);
         tiny_gguf(name + "-wide", spm ? tok512 : bpe, t, wide, false);
         spm = !spm;

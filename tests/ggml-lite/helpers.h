@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ggml-lite/kernels.h"
+#include "ggml-lite/quant.h"
 #include "ggml-lite/type.h"
 
 namespace ggml_lite::test {
@@ -20,16 +21,25 @@ inline std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1.
     return v;
 }
 
-// `n` blocks of a grid type (IQ2_XXS ... IQ3_S, which have no quantizer): random bytes, each a
-// valid block, with the leading fp16 scale every grid block has set to one in [2^-8, 2^-6), so
-// the values stay within about +-8.
+// Sets a grid block's d: the leading fp16 every grid block has but IQ1_M, whose d is spread over
+// its scales (quant.h: iq1_m_d).
+inline void set_grid_d(Type type, uint8_t* block, fp16_t d) {
+    if (type == Type::IQ1_M) {
+        set_iq1_m_d(reinterpret_cast<block_iq1_m*>(block), d);
+    } else {
+        std::memcpy(block, &d, sizeof d);
+    }
+}
+
+// `n` blocks of a grid type (IQ1_S ... IQ3_S, which have no quantizer): random bytes, each a
+// valid block, with its d set to one in [2^-8, 2^-6), so the values stay within about +-8.
 inline std::vector<uint8_t> random_grid_blocks(Type type, int64_t n, uint32_t seed) {
     std::mt19937 rng(seed);
     std::vector<uint8_t> data(static_cast<size_t>(n) * traits(type).type_size);
     for (uint8_t& b : data) b = static_cast<uint8_t>(rng() >> 24);
     for (int64_t i = 0; i < n; i++) {
-        const auto d = static_cast<uint16_t>(0x1c00 | (rng() & 0x7ff));
-        std::memcpy(data.data() + i * traits(type).type_size, &d, sizeof d);
+        set_grid_d(type, data.data() + i * traits(type).type_size,
+                   static_cast<fp16_t>(0x1c00 | (rng() & 0x7ff)));
     }
     return data;
 }

@@ -1,5 +1,5 @@
-// The grid types IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S: read only (no quantizer), decoded
-// exactly as ggml decodes them.
+// The grid types IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M: read only (no
+// quantizer), decoded exactly as ggml decodes them.
 //
 // tests/data/iq_grids/<type>.bin and the hashes below were written once by a small C program
 // outside this project, linked against llama.cpp's libggml-base (the /work/ext/llama.cpp build,
@@ -8,8 +8,11 @@
 // type in a file llama-quantize wrote, and one block of random bytes with that block's fp16
 // scale. The files: `lila convert --random stories110m --confident --type f16`, then
 // `llama-quantize --imatrix` (a synthetic importance matrix) to its file types IQ2_XXS, IQ2_XS,
-// IQ2_M (whose matrices are IQ2_S: its IQ2_S file type writes IQ2_XS), IQ3_XXS and IQ3_S. The
-// hashes are FNV-1a of ggml's floats for lcg_blocks() below, which the program made alike.
+// IQ2_M (whose matrices are IQ2_S: its IQ2_S file type writes IQ2_XS), IQ3_XXS and IQ3_S. IQ1_S
+// and IQ1_M (2026-12-05, llama.cpp c392e5094): the same program on the first of its tensors with
+// 38 blocks in llama-quantize's IQ1_S and IQ1_M files of the padded reference model
+// (docs/kernels.md, "The grid types"), the random block taking block 37's d. The hashes are
+// FNV-1a of ggml's floats for lcg_blocks() below, which the program made alike.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,7 +33,7 @@ namespace ggml_lite {
 namespace {
 
 constexpr Type kGridTypes[] = {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS,
-                               Type::IQ3_S};
+                               Type::IQ3_S,   Type::IQ1_S,  Type::IQ1_M};
 
 TEST(GridTypes, GgmlIdsAndLayouts) {
     EXPECT_EQ(static_cast<uint32_t>(Type::IQ2_XXS), 16u);
@@ -38,11 +41,15 @@ TEST(GridTypes, GgmlIdsAndLayouts) {
     EXPECT_EQ(static_cast<uint32_t>(Type::IQ3_XXS), 18u);
     EXPECT_EQ(static_cast<uint32_t>(Type::IQ3_S), 21u);
     EXPECT_EQ(static_cast<uint32_t>(Type::IQ2_S), 22u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ1_S), 19u);
+    EXPECT_EQ(static_cast<uint32_t>(Type::IQ1_M), 29u);
     EXPECT_EQ(row_size(Type::IQ2_XXS, 512), 132u);  // 2.0625 bits per value
     EXPECT_EQ(row_size(Type::IQ2_XS, 512), 148u);   // 2.3125
     EXPECT_EQ(row_size(Type::IQ2_S, 512), 164u);    // 2.5625
     EXPECT_EQ(row_size(Type::IQ3_XXS, 512), 196u);  // 3.0625
     EXPECT_EQ(row_size(Type::IQ3_S, 512), 220u);    // 3.4375
+    EXPECT_EQ(row_size(Type::IQ1_S, 512), 100u);    // 1.5625
+    EXPECT_EQ(row_size(Type::IQ1_M, 512), 112u);    // 1.75
     for (Type t : kGridTypes) {
         EXPECT_EQ(type_from_id(static_cast<uint32_t>(t)), t);
         EXPECT_EQ(type_from_name(type_name(t)), t);
@@ -94,7 +101,7 @@ TEST(GridTypes, DequantizeMatchesGgmlFixture) {
 }
 
 // 256 blocks of LCG bytes (the generator of test_quant.cpp's golden_row), each with the fp16
-// scale 0x1c00 | 12 of its bits: every grid index and sign pattern many times over.
+// d 0x1c00 | 12 bits of its first two bytes: every grid index and sign pattern many times over.
 std::vector<uint8_t> lcg_blocks(Type t) {
     const size_t bs = traits(t).type_size;
     std::vector<uint8_t> v(256 * bs);
@@ -105,7 +112,7 @@ std::vector<uint8_t> lcg_blocks(Type t) {
     }
     for (size_t b = 0; b < 256; b++) {
         const auto d = static_cast<uint16_t>(0x1c00 | ((v[b * bs] | v[b * bs + 1] << 8) & 0x0fff));
-        std::memcpy(&v[b * bs], &d, 2);
+        test::set_grid_d(t, &v[b * bs], d);
     }
     return v;
 }
@@ -123,7 +130,8 @@ TEST(GridTypes, DequantizeMatchesGgmlHashes) {
     const std::pair<Type, uint64_t> cases[] = {
         {Type::IQ2_XXS, 0xd58d7e59c3cf92d9ull}, {Type::IQ2_XS, 0xca3341efd4e17f6eull},
         {Type::IQ2_S, 0xaab1ee6d83bfaaa4ull},   {Type::IQ3_XXS, 0xf1d08fd952eee706ull},
-        {Type::IQ3_S, 0xd2b9ce2fba402278ull},
+        {Type::IQ3_S, 0xd2b9ce2fba402278ull},   {Type::IQ1_S, 0xa21834af0888baaaull},
+        {Type::IQ1_M, 0xeba49bde684202e4ull},
     };
     for (const auto& [t, hash] : cases) {
         const std::vector<uint8_t> blocks = lcg_blocks(t);
@@ -141,8 +149,7 @@ TEST(GridTypes, DotExactOnExactData) {
     constexpr int kBlocks = 3;
     for (Type t : kGridTypes) {
         std::vector<uint8_t> w = test::random_grid_blocks(t, kBlocks, 7);
-        const fp16_t one = 0x3c00;
-        for (int b = 0; b < kBlocks; b++) std::memcpy(&w[b * traits(t).type_size], &one, 2);
+        for (int b = 0; b < kBlocks; b++) test::set_grid_d(t, &w[b * traits(t).type_size], 0x3c00);
         std::vector<float> wf(kBlocks * QK_K);
         traits(t).to_float(w.data(), wf.data(), kBlocks * QK_K);
         std::vector<block_q8_K> x(kBlocks);

@@ -187,8 +187,8 @@ TEST(Tables, BuilderRejectsBadOverrides) {
     const TypeKernels q8 = ref().of(Type::Q8_0);
     const PackedKernels p8 = ref().packed_of(Type::Q8_0);
     EXPECT_EQ(rejection({{Type::Q8_0, q8}}, {{Type::Q8_0, p8}}), "accepted");
-    EXPECT_EQ(rejection({{static_cast<Type>(19), q8}}, {}),
-              "kernel table avx2: an override for type id 19, which is not in the type table");
+    EXPECT_EQ(rejection({{static_cast<Type>(34), q8}}, {}),
+              "kernel table avx2: an override for type id 34, which is not in the type table");
     EXPECT_EQ(rejection({}, {{static_cast<Type>(99), p8}}),
               "kernel table avx2: an override for type id 99, which is not in the type table");
     EXPECT_EQ(rejection({{Type::Q8_0, q8}, {Type::Q4_0, q8}, {Type::Q8_0, q8}}, {}),

@@ -96,7 +96,7 @@ TEST(Types, Lookups) {
     EXPECT_EQ(type_from_id(14), Type::Q6_K);
     EXPECT_EQ(type_from_id(13), Type::Q5_K);
     EXPECT_EQ(type_from_id(20), Type::IQ4_NL);
-    EXPECT_FALSE(type_from_id(19).has_value());  // IQ1_S: not known
+    EXPECT_FALSE(type_from_id(34).has_value());  // TQ1_0: not known
     EXPECT_FALSE(type_from_id(9).has_value());   // Q8_1: activations only, never in a file
     EXPECT_FALSE(type_from_id(15).has_value());  // Q8_K: activations only, never in a file
     EXPECT_EQ(type_from_name("q8_0"), Type::Q8_0);
@@ -125,7 +125,7 @@ TEST(Types, SlotsAndUnknownTypes) {
     }
     EXPECT_EQ(tensors, std::vector<Type>(all_types().begin(), all_types().end()));
     EXPECT_FALSE(traits(Type::Q8_K).tensor);
-    for (uint32_t id : {4u, 19u, 31u, 1000u}) {
+    for (uint32_t id : {4u, 34u, 31u, 1000u}) {
         EXPECT_THROW(type_slot(static_cast<Type>(id)), std::invalid_argument) << id;
         EXPECT_THROW(traits(static_cast<Type>(id)), std::invalid_argument) << id;
         EXPECT_THROW(kernels_scalar().of(static_cast<Type>(id)), std::invalid_argument) << id;

@@ -578,7 +578,7 @@ TEST_F(GGUF, RejectsBadTensorInfos) {
     expect_rejected(file(tensor_info("w", {uint64_t(1) << 40}, 0, 0)),
                     "1099511627776 elements of f32 are more than the whole file holds");
     expect_rejected(file(tensor_info("w", {8}, 99, 0)), "('w'): unknown type id 99");
-    expect_rejected(file(tensor_info("w", {256}, 19, 0)), "type iq1_s (id 19) is not supported");
+    expect_rejected(file(tensor_info("w", {256}, 34, 0)), "type tq1_0 (id 34) is not supported");
     // Q8_K is only ever an activation type: a tensor of it is no model lila (or ggml) runs.
     expect_rejected(file(tensor_info("w", {256}, 15, 0)), "type q8_K (id 15) is not supported");
     expect_rejected(file(tensor_info("w", {16}, 8, 0)),
