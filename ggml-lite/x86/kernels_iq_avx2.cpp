@@ -210,8 +210,9 @@ struct IQ1S {
     }
 };
 
-// IQ1_M: nibble l of the chunk's two qh bytes holds group l's top index bits and delta sign; a
-// scale for each 16 values.
+// IQ1_M: nibble l of the chunk's two qh bytes holds group l's top index bits and delta sign
+// (bit 3 of the nibble); a scale for each 16 values. The deltas as bytes: each group's 8 bytes take
+// the qh byte of its nibble, tested for that bit (-1 where set, else 1).
 struct IQ1M {
     using Block = block_iq1_m;
     const Block& b;
@@ -219,13 +220,18 @@ struct IQ1M {
         const uint8_t* q = b.qs + 4 * ib;
         const uint32_t h = b.qh[2 * ib] | b.qh[2 * ib + 1] << 8;
         const auto row = [&](int l) { return iq1s_grid[q[l] | (h >> (4 * l) & 7) << 8]; };
-        const auto delta = [h](int l) {
-            return static_cast<long long>(h >> (4 * l + 3) & 1 ? ~0ull : 0x0101010101010101ull);
-        };
+        const __m256i byte_of_group =
+            _mm256_setr_epi64x(0, 0, 0x0101010101010101, 0x0101010101010101);
+        const __m256i bit =
+            _mm256_setr_epi64x(0x0808080808080808, static_cast<long long>(0x8080808080808080ull),
+                               0x0808080808080808, static_cast<long long>(0x8080808080808080ull));
+        const __m256i v =
+            _mm256_shuffle_epi8(_mm256_set1_epi16(static_cast<int16_t>(h)), byte_of_group);
+        const __m256i delta =
+            _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit), _mm256_set1_epi8(1));
         const uint32_t sc = b.scales[2 * (ib / 2)] | b.scales[2 * (ib / 2) + 1] << 8;
         const int shift = 6 * (ib % 2);
-        return {iq1_levels(rows8(row(0), row(1), row(2), row(3)),
-                           _mm256_setr_epi64x(delta(0), delta(1), delta(2), delta(3))),
+        return {iq1_levels(rows8(row(0), row(1), row(2), row(3)), delta),
                 half_scales(sc >> shift & 7, sc >> (shift + 3) & 7)};
     }
 };
