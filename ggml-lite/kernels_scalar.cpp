@@ -217,9 +217,11 @@ float dot_k_scaled(int64_t n, const void* w, const void* x) {
     return sum;
 }
 
-// The grid types: their levels and scales decoded (grid_levels), d_w d_x sum_k ls_k sum(q x)
-// per super-block, an exact integer sum, and the type's constant factor applied once at the end,
-// as ggml does.
+// The grid types: their levels and scales decoded (grid_levels), an exact integer sum
+// sum_k ls_k sum(q x) per super-block, and the float step of the packed kernels (kernels.h:
+// PackedKernels::gemm) with the type's constant factor in the block's scale: sum = fma(isum,
+// (d kScale) d_x, sum). A grid type that prefill runs as Q6_K (TypeTraits::to_q6_K: d kScale
+// is that Q6_K block's d) so gives the same bits in decode and in prefill.
 template <class Block>
 float dot_grid(int64_t n, const void* w, const void* x) {
     const auto* a = static_cast<const Block*>(w);
@@ -234,9 +236,9 @@ float dot_grid(int64_t n, const void* w, const void* x) {
             for (int l = 0; l < 16; l++) dot += v.q[16 * k + l] * b[i].qs[16 * k + l];
             isum += v.ls[k] * dot;
         }
-        sum += grid_d(a[i]) * b[i].d * static_cast<float>(isum);
+        sum = std::fma(static_cast<float>(isum), grid_d(a[i]) * Block::kScale * b[i].d, sum);
     }
-    return Block::kScale * sum;
+    return sum;
 }
 
 // Each weight type's dot against its activation type.

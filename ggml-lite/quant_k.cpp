@@ -268,17 +268,21 @@ void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n) {
                 L[16 * k + l] = static_cast<int8_t>(std::max(-32, std::min(31, q)) + 32);
             }
         }
-        for (int h = 0; h < QK_K / 128; h++) {
-            const int8_t* Lh = L + 128 * h;
-            uint8_t* ql = out.ql + 64 * h;
-            uint8_t* qh = out.qh + 32 * h;
-            for (int j = 0; j < 64; j++) {
-                ql[j] = static_cast<uint8_t>((Lh[j] & 0x0f) | ((Lh[j + 64] & 0x0f) << 4));
-            }
-            for (int l = 0; l < 32; l++) {
-                qh[l] = static_cast<uint8_t>((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) |
-                                             ((Lh[l + 64] >> 4) << 4) | ((Lh[l + 96] >> 4) << 6));
-            }
+        put_q6_K_levels(L, &out);
+    }
+}
+
+void put_q6_K_levels(const int8_t* L, block_q6_K* out) {
+    for (int h = 0; h < QK_K / 128; h++) {
+        const int8_t* Lh = L + 128 * h;
+        uint8_t* ql = out->ql + 64 * h;
+        uint8_t* qh = out->qh + 32 * h;
+        for (int j = 0; j < 64; j++) {
+            ql[j] = static_cast<uint8_t>((Lh[j] & 0x0f) | ((Lh[j + 64] & 0x0f) << 4));
+        }
+        for (int l = 0; l < 32; l++) {
+            qh[l] = static_cast<uint8_t>((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) |
+                                         ((Lh[l + 64] >> 4) << 4) | ((Lh[l + 96] >> 4) << 6));
         }
     }
 }

@@ -42,6 +42,10 @@ template <class Block, void (*Encode)(const float*, Block*, int64_t)>
 void blocks_from_float(const float* src, void* dst, int64_t n) {
     Encode(src, static_cast<Block*>(dst), n);
 }
+template <class Block>
+bool blocks_to_q6_K(const void* src, void* dst, int64_t n) {
+    return grid_to_q6_K(static_cast<const Block*>(src), static_cast<block_q6_K*>(dst), n);
+}
 
 // Float weights are dotted with float activations; quantized ones with 8-bit activations of
 // the same block size (Q8_0, Q8_1, Q8_K), so the inner loop is an integer dot product. The order of
@@ -100,11 +104,11 @@ constexpr TypeTraits kTypes[] = {
     {Type::IQ3_XXS, "iq3_xxs", QK_K, sizeof(block_iq3_xxs), true, true, Type::Q8_K,
      blocks_to_float<block_iq3_xxs, dequantize_row_iq3_xxs>, nullptr},
     {Type::IQ3_S, "iq3_s", QK_K, sizeof(block_iq3_s), true, true, Type::Q8_K,
-     blocks_to_float<block_iq3_s, dequantize_row_iq3_s>, nullptr},
+     blocks_to_float<block_iq3_s, dequantize_row_iq3_s>, nullptr, blocks_to_q6_K<block_iq3_s>},
     {Type::IQ1_S, "iq1_s", QK_K, sizeof(block_iq1_s), true, true, Type::Q8_K,
-     blocks_to_float<block_iq1_s, dequantize_row_iq1_s>, nullptr},
+     blocks_to_float<block_iq1_s, dequantize_row_iq1_s>, nullptr, blocks_to_q6_K<block_iq1_s>},
     {Type::IQ1_M, "iq1_m", QK_K, sizeof(block_iq1_m), true, true, Type::Q8_K,
-     blocks_to_float<block_iq1_m, dequantize_row_iq1_m>, nullptr},
+     blocks_to_float<block_iq1_m, dequantize_row_iq1_m>, nullptr, blocks_to_q6_K<block_iq1_m>},
     // Not tensor types: ggml never stores them and no kernel takes them as weights.
     {Type::Q8_1, "q8_1", QK8_1, sizeof(block_q8_1), true, false, Type::Q8_1,
      blocks_to_float<block_q8_1, dequantize_row_q8_1>,

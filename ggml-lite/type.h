@@ -56,6 +56,10 @@ struct TypeTraits {
     // an importance matrix.
     void (*to_float)(const void* src, float* dst, int64_t n);
     void (*from_float)(const float* src, void* dst, int64_t n);
+    // The grid types whose values Q6_K holds exactly (IQ1_S, IQ1_M, IQ3_S): n values as Q6_K
+    // blocks, false where a block does not fit (quant.h: grid_to_q6_K). Prefill runs them through
+    // Q6_K's packed kernel on groups rewritten so (ops.cpp). nullptr for every other type.
+    bool (*to_q6_K)(const void* src, void* dst, int64_t n) = nullptr;
 };
 
 // The number of rows of the type table: the size of per-type arrays (kernels.h). type.cpp

@@ -12,6 +12,7 @@
 
 #include <arm_neon.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "ggml-lite/iq_grids.h"
@@ -183,7 +184,7 @@ struct NeonGridStep : SuperBlockStep<typename T::Block> {
     using Block = typename T::Block;
     struct Acc {
         float s = 0.0f;
-        float total() const { return Block::kScale * s; }
+        float total() const { return s; }
     };
     template <int NT>
     static void step(const Block& w, const block_q8_K* const* x, Acc* acc) {
@@ -198,9 +199,9 @@ struct NeonGridStep : SuperBlockStep<typename T::Block> {
                 }
             }
         }
-        const float d = block_d(w);
+        const float d = block_d(w) * Block::kScale;
         for (int t = 0; t < NT; t++)
-            acc[t].s += d * x[t]->d * static_cast<float>(vaddvq_s32(sum[t]));
+            acc[t].s = std::fma(static_cast<float>(vaddvq_s32(sum[t])), d * x[t]->d, acc[t].s);
     }
 };
 

@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 
 #include "ggml-lite/iq_grids.h"
@@ -255,16 +256,17 @@ int32_t hsum_i32(__m256i v) {
 template <class T>
 struct GridStep : SuperBlockStep<typename T::Block> {
     using Block = typename T::Block;
-    // The scalar kernel's s += (d_w d_x) float(isum) a super-block, with each super-block's
-    // integer sums held back one step: its reduction then runs after the next block's work,
-    // when its inputs are long done, instead of delaying the step's end. Same operations in
-    // the same order (the first step adds 0 * 0 to s = 0), so the same bits.
+    // The scalar kernel's s = fma(float(isum), (d kScale) d_x, s) a super-block, with each
+    // super-block's integer sums held back one step: its reduction then runs after the next
+    // block's work, when its inputs are long done, instead of delaying the step's end. Same
+    // operations in the same order (the first step adds 0 * 0 to s = 0), so the same bits.
     struct Acc {
         float s = 0.0f;
         __m256i pending = _mm256_setzero_si256();
         float pending_d = 0.0f;
-        float with_pending() const { return s + pending_d * static_cast<float>(hsum_i32(pending)); }
-        float total() const { return Block::kScale * with_pending(); }
+        float total() const {
+            return std::fma(static_cast<float>(hsum_i32(pending)), pending_d, s);
+        }
     };
     template <int NT>
     static void step(const Block& w, const block_q8_K* const* x, Acc* acc) {
@@ -284,9 +286,9 @@ struct GridStep : SuperBlockStep<typename T::Block> {
                 sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, c.scale));
             }
         }
-        const float d = block_d(w);
+        const float d = block_d(w) * Block::kScale;
         for (int t = 0; t < NT; t++) {
-            acc[t].s = acc[t].with_pending();
+            acc[t].s = acc[t].total();
             acc[t].pending = sum[t];
             acc[t].pending_d = d * x[t]->d;
         }

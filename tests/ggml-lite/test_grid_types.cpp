@@ -169,6 +169,29 @@ TEST(GridTypes, DotExactOnExactData) {
     }
 }
 
+// IQ1_S, IQ1_M and IQ3_S rewritten as Q6_K blocks (prefill's route, ops.cpp) hold the same
+// values, bit for bit; a d whose kScale multiple fp16 cannot hold is refused. The other grid
+// types' levels (up to 62) do not fit Q6_K's 6 bits.
+TEST(GridTypes, Q6KRewriteHoldsTheValues) {
+    for (Type t : kGridTypes) {
+        const bool fits = t == Type::IQ1_S || t == Type::IQ1_M || t == Type::IQ3_S;
+        ASSERT_EQ(traits(t).to_q6_K != nullptr, fits) << type_name(t);
+        if (!fits) continue;
+        constexpr int kBlocks = 16;
+        std::vector<uint8_t> w = test::random_grid_blocks(t, kBlocks, 71);
+        std::vector<block_q6_K> q6(kBlocks);
+        ASSERT_TRUE(traits(t).to_q6_K(w.data(), q6.data(), kBlocks * QK_K)) << type_name(t);
+        std::vector<float> want(kBlocks * QK_K), got(kBlocks * QK_K);
+        traits(t).to_float(w.data(), want.data(), kBlocks * QK_K);
+        dequantize_row_q6_K(q6.data(), got.data(), kBlocks * QK_K);
+        EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
+            << type_name(t);
+        if (t == Type::IQ3_S) continue;                            // kScale 1: every fp16 d fits
+        test::set_grid_d(t, &w[3 * traits(t).type_size], 0x0001);  // 2^-24: d / 8 underflows
+        EXPECT_FALSE(traits(t).to_q6_K(w.data(), q6.data(), kBlocks * QK_K)) << type_name(t);
+    }
+}
+
 // The SIMD tables' dot products are the scalar kernel's bits on any data: each super-block's
 // integer sum is exact, and the float steps after it are the scalar kernel's in its order. The
 // activations take every byte (-128 included) and scales of every magnitude.

@@ -147,6 +147,34 @@ TEST(Matmul, PrefillEqualsTokenByToken) {
     }
 }
 
+// The grid types Q6_K holds exactly run prefill (16 tokens and more) through Q6_K's packed
+// kernel on each group rewritten, and give decode's bits: the grid kernels' float step is the
+// packed kernels'. A group with a block Q6_K cannot hold (d / 8 not exact in fp16) runs the
+// tiles instead, with the same bits.
+TEST(Matmul, GridPrefillAsQ6KEqualsTokenByToken) {
+    const int64_t rows = 37, tokens = 21, cols = 512;
+    for (const Kernels* k : test::all_tables()) {
+        for (Type type : all_types()) {
+            if (!traits(type).to_q6_K) continue;
+            auto w = test::random_matrix(type, rows, cols, 61);
+            const size_t bs = traits(type).type_size;
+            // Row 20 (group 1), block 1: a d whose kScale multiple is subnormal in fp16.
+            if (type != Type::IQ3_S) test::set_grid_d(type, &w[20 * row_size(type, cols) + bs], 1);
+            const auto x = test::random_floats(tokens * cols, 62);
+            const Matrix W{type, rows, cols, w.data()};
+            Context ctx;
+            ctx.k = k;
+            ctx.n_threads = 2;
+            std::vector<float> all(rows * tokens), one(rows * tokens);
+            matmul(ctx, W, x.data(), tokens, all.data());
+            for (int64_t t = 0; t < tokens; t++) {
+                matmul(ctx, W, x.data() + t * cols, 1, one.data() + t * rows);
+            }
+            EXPECT_EQ(all, one) << isa_name(k->isa) << ' ' << type_name(type);
+        }
+    }
+}
+
 TEST(Matmul, ScratchOnlyGrows) {
     const auto w = test::random_matrix(Type::Q4_0, 8, 64, 41);
     const auto x = test::random_floats(4 * 64, 42);
