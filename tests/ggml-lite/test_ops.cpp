@@ -118,6 +118,23 @@ TEST(Matmul, BitIdenticalForAnyThreadCount) {
     }
 }
 
+// W against `tokens` rows of x at once, and against each row alone (decode): the results of both.
+struct PrefillAndDecode {
+    std::vector<float> all, one;
+};
+PrefillAndDecode prefill_and_decode(const Kernels* k, const Matrix& W, const std::vector<float>& x,
+                                    int64_t tokens) {
+    Context ctx;
+    ctx.k = k;
+    ctx.n_threads = 2;
+    PrefillAndDecode r{std::vector<float>(W.rows * tokens), std::vector<float>(W.rows * tokens)};
+    matmul(ctx, W, x.data(), tokens, r.all.data());
+    for (int64_t t = 0; t < tokens; t++) {
+        matmul(ctx, W, x.data() + t * W.cols, 1, r.one.data() + t * W.rows);
+    }
+    return r;
+}
+
 // Decode (one token at a time) and prefill (all tokens at once) give the same bits, because
 // each tile element equals vec_dot for its pair.
 TEST(Matmul, PrefillEqualsTokenByToken) {
@@ -127,15 +144,7 @@ TEST(Matmul, PrefillEqualsTokenByToken) {
             const int64_t cols = test::whole_blocks(type, 192);
             const auto w = test::random_matrix(type, rows, cols, 31);
             const auto x = test::random_floats(tokens * cols, 32);
-            const Matrix W{type, rows, cols, w.data()};
-            Context ctx;
-            ctx.k = k;
-            ctx.n_threads = 2;
-            std::vector<float> all(rows * tokens), one(rows * tokens);
-            matmul(ctx, W, x.data(), tokens, all.data());
-            for (int64_t t = 0; t < tokens; t++) {
-                matmul(ctx, W, x.data() + t * cols, 1, one.data() + t * rows);
-            }
+            const auto [all, one] = prefill_and_decode(k, {type, rows, cols, w.data()}, x, tokens);
             EXPECT_EQ(all, one) << isa_name(k->isa) << ' ' << type_name(type);
             const TypeKernels& tk = k->of(type);
             std::vector<uint8_t> xa(row_size(traits(type).vec_dot_type, cols));
@@ -161,15 +170,7 @@ TEST(Matmul, GridPrefillAsQ6KEqualsTokenByToken) {
             // Row 20 (group 1), block 1: a d whose kScale multiple is subnormal in fp16.
             if (type != Type::IQ3_S) test::set_grid_d(type, &w[20 * row_size(type, cols) + bs], 1);
             const auto x = test::random_floats(tokens * cols, 62);
-            const Matrix W{type, rows, cols, w.data()};
-            Context ctx;
-            ctx.k = k;
-            ctx.n_threads = 2;
-            std::vector<float> all(rows * tokens), one(rows * tokens);
-            matmul(ctx, W, x.data(), tokens, all.data());
-            for (int64_t t = 0; t < tokens; t++) {
-                matmul(ctx, W, x.data() + t * cols, 1, one.data() + t * rows);
-            }
+            const auto [all, one] = prefill_and_decode(k, {type, rows, cols, w.data()}, x, tokens);
             EXPECT_EQ(all, one) << isa_name(k->isa) << ' ' << type_name(type);
         }
     }
