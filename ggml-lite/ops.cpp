@@ -68,8 +68,9 @@ void run_pair(const Product& p, const ActFormat& f, int64_t u, int64_t v) {
 }
 
 // The tokens from which matmul runs a grid type with TypeTraits::to_q6_K through Q6_K's packed
-// kernel: rewriting a group costs about what the kernel then spends on 16 tokens.
-constexpr int64_t kAsQ6KTokens = 16;
+// kernel: below, the rewrite costs more than the tiles (IQ1_S, one Zen 5 thread, tiles ÷ Q6_K
+// route: pp16 1.7-1.9, pp32 0.70-0.95, pp64 0.48-0.55; docs/PERF.md).
+constexpr int64_t kAsQ6KTokens = 32;
 
 // Group u of a grid type (p.as_q6_K) against tokens [t0, t1): its rows rewritten as Q6_K and
 // packed in this thread's buffers (which only grow), then Q6_K's packed kernel. The grid

@@ -156,12 +156,12 @@ TEST(Matmul, PrefillEqualsTokenByToken) {
     }
 }
 
-// The grid types Q6_K holds exactly run prefill (16 tokens and more) through Q6_K's packed
+// The grid types Q6_K holds exactly run prefill (32 tokens and more) through Q6_K's packed
 // kernel on each group rewritten, and give decode's bits: the grid kernels' float step is the
 // packed kernels'. A group with a block Q6_K cannot hold (d / 8 not exact in fp16) runs the
 // tiles instead, with the same bits.
 TEST(Matmul, GridPrefillAsQ6KEqualsTokenByToken) {
-    const int64_t rows = 37, tokens = 21, cols = 512;
+    const int64_t rows = 37, tokens = 35, cols = 512;
     for (const Kernels* k : test::all_tables()) {
         for (Type type : all_types()) {
             if (!traits(type).to_q6_K) continue;
