@@ -69,7 +69,7 @@ void run_pair(const Product& p, const ActFormat& f, int64_t u, int64_t v) {
 
 // The tokens from which matmul runs a grid type with TypeTraits::to_q6_K through Q6_K's packed
 // kernel: below, the rewrite costs more than the tiles (IQ1_S, one Zen 5 thread, tiles ÷ Q6_K
-// route: pp16 1.7-1.9, pp32 0.70-0.95, pp64 0.48-0.55; docs/PERF.md).
+// route: pp16 1.7-1.9, pp32 0.70-0.95, pp64 0.48-0.55; docs/kernels.md, "The grid types").
 constexpr int64_t kAsQ6KTokens = 32;
 
 // Group u of a grid type (p.as_q6_K) against tokens [t0, t1): its rows rewritten as Q6_K and
@@ -303,7 +303,9 @@ std::string kernel_path(const Kernels& k, Type t) {
     if (!k.of(t).vec_dot) return "none";
     std::string path = isa + ", activations as " + type_name(traits(t).vec_dot_type);
     if (traits(t).to_q6_K && k.packed_of(Type::Q6_K).gemm) {
-        path += "; prefill rewrites each 16-row group as Q6_K for its packed kernel";
+        path +=
+            "; prefill of 32 tokens and more rewrites each 16-row group as Q6_K for its packed "
+            "kernel";
     }
     return path;
 }
