@@ -108,6 +108,12 @@ struct Kernels {
     // (matmul then uses gemm_tile on the original rows): every packable type has them in the
     // scalar table, so in every table built on it.
     PackedKernels packed[kTypeCount];
+    // The grid types' prefill kernel (every grid type: their groups decoded per batch into
+    // block_gridx16 columns, packed.h) against Q8_K activation rows, as PackedKernels::gemm with
+    // the one float step of the scaled k-quants: sum = fma(sum of ls * sub-block dot, (d kScale)
+    // * d_x, sum), the grid types' vec_dot's bits.
+    void (*grid_gemm)(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
     // Attention over an F32 or F16 KV cache.
     AttendFn<float> attend_f32;
     AttendFn<fp16_t> attend_f16;

@@ -220,8 +220,8 @@ float dot_k_scaled(int64_t n, const void* w, const void* x) {
 // The grid types: their levels and scales decoded (grid_levels), an exact integer sum
 // sum_k ls_k sum(q x) per super-block, and the float step of the packed kernels (kernels.h:
 // PackedKernels::gemm) with the type's constant factor in the block's scale: sum = fma(isum,
-// (d kScale) d_x, sum). A grid type that prefill runs as Q6_K (TypeTraits::to_q6_K: d kScale
-// is that Q6_K block's d) so gives the same bits in decode and in prefill.
+// (d kScale) d_x, sum). Prefill's kernel on the decoded levels (Kernels::grid_gemm) takes the
+// same steps, so a grid row gives the same bits in decode and in prefill.
 template <class Block>
 float dot_grid(int64_t n, const void* w, const void* x) {
     const auto* a = static_cast<const Block*>(w);
@@ -519,6 +519,20 @@ float packed_block(const block_q2_Kx16& w, int r, const block_q8_K& x, float sum
     return std::fma(static_cast<float>(msum), -(fp16_to_fp32(w.dmin[r]) * x.d), sum);
 }
 
+// The grid types' decoded levels (packed.h: block_gridx16), as dot_grid sums them.
+float packed_block(const block_gridx16& w, int r, const block_q8_K& x, float sum) {
+    int32_t isum = 0;
+    for (int g = 0; g < QK_K / 16; g++) {
+        int32_t dot = 0;
+        for (int i = 0; i < 16; i++) {
+            const int e = 16 * g + i;
+            dot += (w.qs[e / 4][r][e % 4] - kGridOffset) * x.qs[e];
+        }
+        isum += w.scales[g][r] * dot;
+    }
+    return std::fma(static_cast<float>(isum), w.d[r] * x.d, sum);
+}
+
 // Row r of the group against token t, block column by block column (Values values each).
 template <class Packed, class Act, int Values>
 void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
@@ -695,6 +709,7 @@ const Kernels& kernels_scalar() {
         k.attend_f32 = attend<float>;
         k.attend_f16 = attend<fp16_t>;
         k.read_sum = read_sum;
+        k.grid_gemm = packed_gemm<block_gridx16, block_q8_K, QK_K>;
         return k;
     }();
     return table;

@@ -49,7 +49,8 @@ struct Product {
     int64_t groups;
     int64_t units;
     bool pairs = false;
-    bool as_q6_K = false;  // packed is Q6_K's, run on each group rewritten (run_as_q6_K)
+    // A grid type's prefill: Kernels::grid_gemm on each group decoded (run_grid).
+    decltype(Kernels::grid_gemm) grid = nullptr;
 };
 
 constexpr int kMaxFormats = 4;
@@ -67,43 +68,37 @@ void run_pair(const Product& p, const ActFormat& f, int64_t u, int64_t v) {
                     p.y + v * kPackRows, rows(u), rows(v));
 }
 
-// The tokens from which matmul runs a grid type with TypeTraits::to_q6_K through Q6_K's packed
-// kernel: below, the rewrite costs more than the tiles (IQ1_S, one Zen 5 thread, tiles ÷ Q6_K
-// route: pp16 1.7-1.9, pp32 0.70-0.95, pp64 0.48-0.55; docs/kernels.md, "The grid types").
-constexpr int64_t kAsQ6KTokens = 32;
+// The tokens from which matmul runs a grid type through its decoded levels (Kernels::grid_gemm):
+// below, decoding each group costs more than the tiles save (docs/kernels.md, "The grid types").
+constexpr int64_t kGridPackTokens = 32;
 
-// Group u of a grid type (p.as_q6_K) against tokens [t0, t1): its rows rewritten as Q6_K and
-// packed in this thread's buffers (which only grow), then Q6_K's packed kernel. The grid
-// kernels' float step is the packed kernels', so the bits are gemm_tile's. False where a block
-// does not fit Q6_K: the caller runs the tiles.
-bool run_as_q6_K(const Product& p, const ActFormat& f, int64_t u, int64_t t0, int64_t t1) {
+// Group u of a grid type (p.grid) against tokens [t0, t1): its rows decoded into this thread's
+// buffer (which only grows), then the grid kernel.
+void run_grid(const Product& p, const ActFormat& f, int64_t u, int64_t t0, int64_t t1) {
     const Matrix& W = *p.W;
-    const int64_t r_begin = u * kPackRows, r_end = std::min(W.rows, r_begin + kPackRows);
-    const int nr = static_cast<int>(r_end - r_begin);
-    const size_t w_row = row_size(W.type, W.cols), q6_row = row_size(Type::Q6_K, W.cols);
-    thread_local std::vector<uint8_t> rows, group;
-    rows.resize(std::max(rows.size(), nr * q6_row));
-    group.resize(std::max(group.size(), packed_group_size(Type::Q6_K, W.cols)));
-    const auto* w = static_cast<const uint8_t*>(W.data);
-    for (int r = 0; r < nr; r++) {
-        if (!traits(W.type).to_q6_K(w + (r_begin + r) * w_row, rows.data() + r * q6_row, W.cols))
-            return false;
-    }
-    pack_groups(Type::Q6_K, rows.data(), nr, W.cols, group.data(), 0, 1);
+    const int64_t r_begin = u * kPackRows;
+    const int nr = static_cast<int>(std::min<int64_t>(kPackRows, W.rows - r_begin));
+    thread_local std::vector<uint8_t> group;
+    group.resize(std::max(group.size(), grid_group_size(W.cols)));
+    pack_grid_group(W.type,
+                    static_cast<const uint8_t*>(W.data) + r_begin * row_size(W.type, W.cols), nr,
+                    W.cols, group.data());
     for (int64_t t = t0; t < t1; t += kPackTokens) {
         const int nt = static_cast<int>(std::min<int64_t>(kPackTokens, t1 - t));
-        p.packed->gemm(W.cols, group.data(), f.rows + t * f.row_bytes, f.row_bytes,
-                       p.y + t * W.rows + r_begin, W.rows, nr, nt);
+        p.grid(W.cols, group.data(), f.rows + t * f.row_bytes, f.row_bytes,
+               p.y + t * W.rows + r_begin, W.rows, nr, nt);
     }
-    return true;
 }
 
 // Rows [u * kPackRows, ...) of p against tokens [t0, t1).
 void run_unit(const Product& p, const ActFormat& f, int64_t u, int64_t t0, int64_t t1) {
     const Matrix& W = *p.W;
     const int64_t r_begin = u * kPackRows, r_end = std::min(W.rows, r_begin + kPackRows);
-    if (p.as_q6_K && run_as_q6_K(p, f, u, t0, t1)) return;
-    if (p.packed && !p.as_q6_K) {
+    if (p.grid) {
+        run_grid(p, f, u, t0, t1);
+        return;
+    }
+    if (p.packed) {
         const size_t group = packed_group_size(W.type, W.cols);
         const auto* w = static_cast<const uint8_t*>(W.packed) + u * group;
         const int nr = static_cast<int>(r_end - r_begin);
@@ -163,15 +158,11 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
             f = {pk.quantize, packed_activation_size(W.type, cols)};
             p.pairs = n_tokens == 1 && pk.gemv2 && groups >= 2;
             if (p.pairs) p.units = (groups + 1) / 2;
-        } else if (wt.to_q6_K && n_tokens >= kAsQ6KTokens && k.packed_of(Type::Q6_K).gemm) {
-            // Prefill of a grid type that Q6_K holds exactly. Q6_K's activations are Q8_K rows,
-            // as the grid tiles' are (quantize gives from_float's bytes), for the fallback.
-            p.packed = &k.packed_of(Type::Q6_K);
-            p.as_q6_K = true;
-            f = {p.packed->quantize, packed_activation_size(Type::Q6_K, cols)};
         } else if (wt.vec_dot_type == Type::F32) {
             f = {nullptr, cols * sizeof(float)};
         } else {
+            // The grid kernel reads the Q8_K rows the grid tiles read.
+            if (wt.grid_block && n_tokens >= kGridPackTokens) p.grid = k.grid_gemm;
             f = {k.of(wt.vec_dot_type).from_float, row_size(wt.vec_dot_type, cols)};
         }
         int i = 0;
@@ -202,9 +193,9 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
         next += formats[i].row_bytes * static_cast<size_t>(n_tokens);
     }
 
-    // A group rewritten as Q6_K (run_as_q6_K) is rewritten once per panel: one panel for all.
+    // A grid group is decoded once per panel (run_grid): one panel for all.
     const bool rewrites =
-        std::any_of(products, products + n_products, [](const Product& p) { return p.as_q6_K; });
+        std::any_of(products, products + n_products, [](const Product& p) { return p.grid; });
     const int64_t panel =
         rewrites ? n_tokens
                  : std::max<int64_t>(kPackTokens, static_cast<int64_t>(kPanelBytes / max_row) /
@@ -302,10 +293,10 @@ std::string kernel_path(const Kernels& k, Type t) {
     }
     if (!k.of(t).vec_dot) return "none";
     std::string path = isa + ", activations as " + type_name(traits(t).vec_dot_type);
-    if (traits(t).to_q6_K && k.packed_of(Type::Q6_K).gemm) {
-        path +=
-            "; prefill of 32 tokens and more rewrites each 16-row group as Q6_K for its packed "
-            "kernel";
+    if (traits(t).grid_block) {
+        const bool grid_ref = k.grid_gemm == ref.grid_gemm && k.isa != Isa::Scalar;
+        path += "; prefill of 32 tokens and more decodes each 16-row group to 8-bit levels for " +
+                (grid_ref ? std::string("the scalar reference's") : isa) + " packed kernel";
     }
     return path;
 }

@@ -196,6 +196,33 @@ size_t packed_activation_size(Type t, int64_t cols) {
     return static_cast<size_t>(cols / l.act_values) * l.act_bytes;
 }
 
+size_t grid_group_size(int64_t cols) {
+    return static_cast<size_t>(cols / QK_K) * sizeof(block_gridx16);
+}
+
+void pack_grid_group(Type t, const void* src, int rows, int64_t cols, void* dst) {
+    const auto grid_block = traits(t).grid_block;
+    if (!grid_block) {
+        throw std::invalid_argument(std::string("pack_grid_group: ") + type_name(t) +
+                                    " is not a grid type");
+    }
+    const size_t row_bytes = row_size(t, cols);
+    auto* out = static_cast<block_gridx16*>(dst);
+    GridLevels v;
+    for (int64_t b = 0; b < cols / QK_K; b++) {
+        block_gridx16& p = out[b];
+        if (rows < kPackRows) std::memset(&p, 0, sizeof p);
+        for (int r = 0; r < rows; r++) {
+            grid_block(static_cast<const uint8_t*>(src) + r * row_bytes, b, &v, &p.d[r]);
+            for (int g = 0; g < QK_K / 16; g++) p.scales[g][r] = v.ls[g];
+            for (int w = 0; w < QK_K / 4; w++) {
+                for (int i = 0; i < 4; i++)
+                    p.qs[w][r][i] = static_cast<uint8_t>(v.q[4 * w + i] + kGridOffset);
+            }
+        }
+    }
+}
+
 void pack_groups(Type t, const void* src, int64_t rows, int64_t cols, void* dst, int64_t g0,
                  int64_t g1) {
     const Layout& l = layout(t, "pack_groups");

@@ -141,6 +141,20 @@ struct block_q2_Kx16 {
 };
 static_assert(sizeof(block_q2_Kx16) == 16 * 84);
 
+// The grid types (IQ1_S ... IQ3_S) in prefill: one super-block column of 16 rows decoded
+// (quant.h: GridLevels), d[r] = row r's d kScale, scales[g][r] = its ls of values 16g..16g+15
+// (odd, at most 31), qs[w][r] = its levels of values 4w..4w+3 plus 64 (|q| <= 62, so 2..126:
+// vpdpbusd's unsigned operand, and two of vpmaddubsw's products stay below 2^15). It takes
+// 2.5-5.5 times the rows' bytes, so no matrix is kept so: matmul decodes each 16-row group
+// into a buffer of its thread for one batch (ops.cpp), and Kernels::grid_gemm reads it.
+struct block_gridx16 {
+    float d[kPackRows];
+    uint8_t scales[16][kPackRows];
+    uint8_t qs[64][kPackRows][4];
+};
+static_assert(sizeof(block_gridx16) == 4416);
+constexpr int kGridOffset = 64;
+
 // An activation block for the packed kernels: Q8_0's values (the same bytes
 // quantize_row_q8_0_ref writes), the scale already as float, and the integer correction of the
 // unsigned weight operand: c = -8 sum(qs) facing Q4_0 (levels q - 8 stored as q), -16 sum(qs)
@@ -193,6 +207,12 @@ bool packable(Type t);
 size_t packed_activation_size(Type t, int64_t cols);
 // Bytes of one packed group of 16 rows of `cols` columns: those of the 16 rows.
 size_t packed_group_size(Type t, int64_t cols);
+// Bytes of one block_gridx16 group of `cols` columns.
+size_t grid_group_size(int64_t cols);
+// Decodes `rows` (at most kPackRows) rows of grid type t, row_size(t, cols) bytes apart from src,
+// into one group of block_gridx16 columns at dst; rows past `rows` are zeros. Throws
+// std::invalid_argument for a type that is not a grid type (TypeTraits::grid_block).
+void pack_grid_group(Type t, const void* src, int rows, int64_t cols, void* dst);
 // Packs groups [g0, g1) of a matrix of `rows` rows (row_size(t, cols) bytes each, contiguous)
 // into dst, which holds the packed groups from group 0 on. Rows past `rows` are zeros.
 void pack_groups(Type t, const void* src, int64_t rows, int64_t cols, void* dst, int64_t g0,

@@ -310,13 +310,6 @@ void quantize_row_iq4_xs(const float* x, block_iq4_xs* y, int64_t n);
 void dequantize_row_iq4_xs(const block_iq4_xs* x, float* y, int64_t n);
 // Block ib's (< 8) signed scale, in [-32, 31].
 int iq4_xs_scale(const block_iq4_xs& x, int ib);
-// The grid types whose levels fit Q6_K's (|q| <= 31; IQ1_S, IQ1_M, IQ3_S) as Q6_K blocks of the
-// same values: levels q + 32, scales ls, d = d kScale. False, the output unspecified, where a
-// block does not fit: its d kScale not exact in fp16 (IQ1's d / 8 where d is tiny), a level
-// or scale out of range. Prefill runs these types through Q6_K's packed kernel (ops.cpp).
-bool grid_to_q6_K(const block_iq1_s* x, block_q6_K* y, int64_t n);
-bool grid_to_q6_K(const block_iq1_m* x, block_q6_K* y, int64_t n);
-bool grid_to_q6_K(const block_iq3_s* x, block_q6_K* y, int64_t n);
 // The grid types' decoders, bit for bit ggml's dequantize_row_iq2_xxs ... dequantize_row_iq1_m.
 void dequantize_row_iq2_xxs(const block_iq2_xxs* x, float* y, int64_t n);
 void dequantize_row_iq2_xs(const block_iq2_xs* x, float* y, int64_t n);

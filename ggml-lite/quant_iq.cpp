@@ -196,40 +196,4 @@ void dequantize_row_iq1_m(const block_iq1_m* x, float* y, int64_t n) {
     dequantize_grid(x, y, n);
 }
 
-namespace {
-
-template <class Block>
-bool grid_to_q6_K_rows(const Block* x, block_q6_K* y, int64_t n) {
-    GridLevels v;
-    int8_t L[QK_K];
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        grid_levels(x[i], &v);
-        const float d = grid_d(x[i]) * Block::kScale;
-        y[i].d = fp32_to_fp16(d);
-        if (fp16_to_fp32(y[i].d) != d) return false;
-        for (int j = 0; j < QK_K; j++) {
-            if (v.q[j] < -32 || v.q[j] > 31) return false;
-            L[j] = static_cast<int8_t>(v.q[j] + 32);
-        }
-        for (int k = 0; k < QK_K / 16; k++) {
-            if (v.ls[k] > 127) return false;
-            y[i].scales[k] = static_cast<int8_t>(v.ls[k]);
-        }
-        put_q6_K_levels(L, &y[i]);
-    }
-    return true;
-}
-
-}  // namespace
-
-bool grid_to_q6_K(const block_iq1_s* x, block_q6_K* y, int64_t n) {
-    return grid_to_q6_K_rows(x, y, n);
-}
-bool grid_to_q6_K(const block_iq1_m* x, block_q6_K* y, int64_t n) {
-    return grid_to_q6_K_rows(x, y, n);
-}
-bool grid_to_q6_K(const block_iq3_s* x, block_q6_K* y, int64_t n) {
-    return grid_to_q6_K_rows(x, y, n);
-}
-
 }  // namespace ggml_lite

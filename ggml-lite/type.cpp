@@ -43,8 +43,10 @@ void blocks_from_float(const float* src, void* dst, int64_t n) {
     Encode(src, static_cast<Block*>(dst), n);
 }
 template <class Block>
-bool blocks_to_q6_K(const void* src, void* dst, int64_t n) {
-    return grid_to_q6_K(static_cast<const Block*>(src), static_cast<block_q6_K*>(dst), n);
+void grid_block(const void* src, int64_t i, GridLevels* levels, float* d) {
+    const Block& b = static_cast<const Block*>(src)[i];
+    grid_levels(b, levels);
+    *d = grid_d(b) * Block::kScale;  // kScale is a power of 2: exact
 }
 
 // Float weights are dotted with float activations; quantized ones with 8-bit activations of
@@ -96,19 +98,19 @@ constexpr TypeTraits kTypes[] = {
      blocks_from_float<block_q6_K, quantize_row_q6_K_ref>},
     // The grid types, read only: llama-quantize writes them with an importance matrix.
     {Type::IQ2_XXS, "iq2_xxs", QK_K, sizeof(block_iq2_xxs), true, true, Type::Q8_K,
-     blocks_to_float<block_iq2_xxs, dequantize_row_iq2_xxs>, nullptr},
+     blocks_to_float<block_iq2_xxs, dequantize_row_iq2_xxs>, nullptr, grid_block<block_iq2_xxs>},
     {Type::IQ2_XS, "iq2_xs", QK_K, sizeof(block_iq2_xs), true, true, Type::Q8_K,
-     blocks_to_float<block_iq2_xs, dequantize_row_iq2_xs>, nullptr},
+     blocks_to_float<block_iq2_xs, dequantize_row_iq2_xs>, nullptr, grid_block<block_iq2_xs>},
     {Type::IQ2_S, "iq2_s", QK_K, sizeof(block_iq2_s), true, true, Type::Q8_K,
-     blocks_to_float<block_iq2_s, dequantize_row_iq2_s>, nullptr},
+     blocks_to_float<block_iq2_s, dequantize_row_iq2_s>, nullptr, grid_block<block_iq2_s>},
     {Type::IQ3_XXS, "iq3_xxs", QK_K, sizeof(block_iq3_xxs), true, true, Type::Q8_K,
-     blocks_to_float<block_iq3_xxs, dequantize_row_iq3_xxs>, nullptr},
+     blocks_to_float<block_iq3_xxs, dequantize_row_iq3_xxs>, nullptr, grid_block<block_iq3_xxs>},
     {Type::IQ3_S, "iq3_s", QK_K, sizeof(block_iq3_s), true, true, Type::Q8_K,
-     blocks_to_float<block_iq3_s, dequantize_row_iq3_s>, nullptr, blocks_to_q6_K<block_iq3_s>},
+     blocks_to_float<block_iq3_s, dequantize_row_iq3_s>, nullptr, grid_block<block_iq3_s>},
     {Type::IQ1_S, "iq1_s", QK_K, sizeof(block_iq1_s), true, true, Type::Q8_K,
-     blocks_to_float<block_iq1_s, dequantize_row_iq1_s>, nullptr, blocks_to_q6_K<block_iq1_s>},
+     blocks_to_float<block_iq1_s, dequantize_row_iq1_s>, nullptr, grid_block<block_iq1_s>},
     {Type::IQ1_M, "iq1_m", QK_K, sizeof(block_iq1_m), true, true, Type::Q8_K,
-     blocks_to_float<block_iq1_m, dequantize_row_iq1_m>, nullptr, blocks_to_q6_K<block_iq1_m>},
+     blocks_to_float<block_iq1_m, dequantize_row_iq1_m>, nullptr, grid_block<block_iq1_m>},
     // Not tensor types: ggml never stores them and no kernel takes them as weights.
     {Type::Q8_1, "q8_1", QK8_1, sizeof(block_q8_1), true, false, Type::Q8_1,
      blocks_to_float<block_q8_1, dequantize_row_q8_1>,

@@ -13,6 +13,8 @@
 
 namespace ggml_lite {
 
+struct GridLevels;  // quant.h
+
 enum class Type : uint32_t {
     F32 = 0,
     F16 = 1,
@@ -56,10 +58,10 @@ struct TypeTraits {
     // an importance matrix.
     void (*to_float)(const void* src, float* dst, int64_t n);
     void (*from_float)(const float* src, void* dst, int64_t n);
-    // The grid types whose values Q6_K holds exactly (IQ1_S, IQ1_M, IQ3_S): n values as Q6_K
-    // blocks, false where a block does not fit (quant.h: grid_to_q6_K). Prefill runs them through
-    // Q6_K's packed kernel on groups rewritten so (ops.cpp). nullptr for every other type.
-    bool (*to_q6_K)(const void* src, void* dst, int64_t n) = nullptr;
+    // The grid types (IQ1_S ... IQ3_S): super-block i of the row at src as its levels and
+    // scales (quant.h: grid_levels) and its d times the type's kScale, the form prefill packs
+    // them in (packed.h: block_gridx16). nullptr for every other type.
+    void (*grid_block)(const void* src, int64_t i, GridLevels* levels, float* d) = nullptr;
 };
 
 // The number of rows of the type table: the size of per-type arrays (kernels.h). type.cpp

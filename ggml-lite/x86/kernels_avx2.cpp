@@ -661,6 +661,7 @@ const Kernels* kernels_avx2() {
         Kernels k = with_overrides(with_overrides(kernels_scalar(), Isa::Avx2, kTypes, kQuantizers),
                                    Isa::Avx2, {}, avx2::packed_kernels());
         set_float_kernels<Arch, LoadF16<Arch>>(k);
+        k.grid_gemm = avx2::packed_gemm_grid;
         return k;
     }();
     return &table;
@@ -669,8 +670,11 @@ const Kernels* kernels_avx2() {
 // The avx2 table with the packed kernels compiled for AVX-VNNI. Built on first use, which
 // kernels_for() allows only when the CPU has AVX-VNNI.
 const Kernels* kernels_avx2_vnni() {
-    static const Kernels table =
-        with_overrides(*kernels_avx2(), Isa::Avx2Vnni, {}, avx2_vnni::packed_kernels());
+    static const Kernels table = [] {
+        Kernels k = with_overrides(*kernels_avx2(), Isa::Avx2Vnni, {}, avx2_vnni::packed_kernels());
+        k.grid_gemm = avx2_vnni::packed_gemm_grid;
+        return k;
+    }();
     return &table;
 }
 

@@ -691,6 +691,7 @@ const Kernels* kernels_avx512() {
         set_float_kernels<Arch, LoadF16<Arch>>(k);
         k.attend_f32 = attend<float, LoadF32<Arch>, LoadF32<Arch256>>;
         k.attend_f16 = attend<uint16_t, LoadF16<Arch>, LoadF16<Arch256>>;
+        k.grid_gemm = avx512::packed_gemm_grid;
         return k;
     }();
     return &table;

@@ -215,6 +215,14 @@ constexpr int act_byte(int u, int m) {
     }
 }
 
+// Eight rows' d as floats: fp16 in the files' types, float in the grid types' decoded levels.
+inline __m256 half_d(const fp16_t* d) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)));
+}
+inline __m256 half_d(const float* d) {
+    return _mm256_loadu_ps(d);
+}
+
 // Each k-quant K gives Block, kGroup (words whose vpmaddubsw sums add up in int16 exactly, at
 // most 4 where a scale covers 16 values), kScaleWords (consecutive words under one scale), kOps
 // and factors (UnsignedLevels' or its own), a Scales type constructed from (block column, half),
@@ -296,8 +304,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                     }
                 }
             }
-            const __m256 wd = _mm256_cvtph_ps(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].d + kHalfRows * h)));
+            const __m256 wd = half_d(w[b].d + kHalfRows * h);
             for (int t = 0; t < NT; t++) {
                 const block_q8_K& xb = act(t, b);
                 acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]),

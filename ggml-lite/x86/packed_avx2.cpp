@@ -7,8 +7,8 @@
 //
 // Compiled twice (packed_avx2.h): with -mavx2 -mfma -mf16c for the avx2 table, and with -mavxvnni
 // too for the avx2_vnni table, where the 4-byte dots are vpdpbusd (the LILA_AVX2_VNNI blocks).
-// Only packed_kernels() has external linkage, in each copy's namespace (see kernels_avx512.cpp
-// on why nothing else may be shared with the portable code).
+// Only packed_kernels() and packed_gemm_grid() have external linkage, in each copy's namespace (see
+// kernels_avx512.cpp on why nothing else may be shared with the portable code).
 #include "ggml-lite/x86/packed_avx2.h"
 
 #include <immintrin.h>
@@ -411,6 +411,22 @@ struct KMin : UnsignedLevels {
 using Q4K = KMin<block_q4_Kx16, false>;
 using Q5K = KMin<block_q5_Kx16, true>;
 
+// Half h's 16 scales (signed bytes, one per 16 values) for vpmaddwd, and as pairs (sc_2i,
+// sc_2i+1): Q6_K's, and the grid types' ls (at most 31).
+template <class Block>
+struct Scales16 {
+    __m256i sc[16];
+    __m256i sc_pairs[8];
+    Scales16(const Block& w, int h) {
+        __m128i b[16];
+        for (int g = 0; g < 16; g++) {
+            b[g] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales[g] + kHalfRows * h));
+            sc[g] = twice<true>(b[g]);
+        }
+        for (int i = 0; i < 8; i++) sc_pairs[i] = pairs<true>(b[2 * i], b[2 * i + 1]);
+    }
+};
+
 // Q6_K: the 128 values of half-block H are 4 sub-block pairs k, value 128H + 32k + i the ql
 // nibble of word 8 (k % 2) + i / 4 (low for k < 2) plus bits 2k, 2k + 1 of qh word i / 4, as
 // bits 4-5. Unit u = 4H + j takes words 2j, 2j + 1 of those three rows and makes all four
@@ -421,20 +437,7 @@ struct Q6K : OffsetLevels16<5> {
     using Block = block_q6_Kx16;
     static constexpr int kGroup = 2;
     static constexpr int kScaleWords = 2;
-    // Half h's 16 scales for vpmaddwd, and as pairs (sc_2i, sc_2i+1).
-    struct Scales {
-        __m256i sc[16];
-        __m256i sc_pairs[8];
-        Scales(const Block& w, int h) {
-            __m128i b[16];
-            for (int g = 0; g < 16; g++) {
-                b[g] =
-                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales[g] + kHalfRows * h));
-                sc[g] = twice<true>(b[g]);
-            }
-            for (int i = 0; i < 8; i++) sc_pairs[i] = pairs<true>(b[2 * i], b[2 * i + 1]);
-        }
-    };
+    using Scales = Scales16<Block>;
     static constexpr int act_byte(int u, int o) {
         return 128 * (u / 4) + 32 * (o / 2) + 4 * (2 * (u % 4) + o % 2);
     }
@@ -462,6 +465,24 @@ struct Q6K : OffsetLevels16<5> {
                                         _mm256_and_si256(qh, bits45));
             op[6 + i] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
                                         _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45));
+        }
+    }
+};
+
+// The grid types' decoded levels (block_gridx16): unit u is words 8u..8u+7 as stored (levels
+// plus 64), sub-blocks 2u and 2u + 1. Pair sums reach 2 * 126 * 128, so each word's stay apart
+// in int16.
+struct Grid : OffsetLevels16<6> {
+    using Block = block_gridx16;
+    static constexpr int kGroup = 1;
+    static_assert(2 * 126 * 128 < 32768 && 1 << 6 == kGridOffset);
+    static constexpr int kScaleWords = 4;
+    using Scales = Scales16<Block>;
+    static void unit(const Block& w, int h, int u, __m256i* op) {
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) {
+            op[m] = _mm256_loadu_si256(
+                reinterpret_cast<const __m256i*>(w.qs[8 * u + m][kHalfRows * h]));
         }
     }
 };
@@ -700,6 +721,11 @@ constexpr PackedOverride kPacked[] = {
 
 std::span<const PackedOverride> packed_kernels() {
     return kPacked;
+}
+
+void packed_gemm_grid(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    k_gemm<Grid>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 }  // namespace ggml_lite::LILA_AVX2_NS

@@ -20,13 +20,17 @@
 namespace ggml_lite {
 
 // Each copy's gemm and gemv2 of every packed type (the activation quantizers are the avx2
-// table's: kernels_avx2.cpp).
+// table's: kernels_avx2.cpp), and its Kernels::grid_gemm (packed.h: block_gridx16).
 namespace avx2 {
 std::span<const PackedOverride> packed_kernels();
-}
+void packed_gemm_grid(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+}  // namespace avx2
 namespace avx2_vnni {
 std::span<const PackedOverride> packed_kernels();
-}
+void packed_gemm_grid(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
+}  // namespace avx2_vnni
 
 namespace LILA_AVX2_NS {
 

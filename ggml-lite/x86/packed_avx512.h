@@ -57,5 +57,8 @@ void packed_gemm_q3_K(int64_t n, const void* w, const void* x, size_t x_stride, 
                       int64_t y_stride, int nr, int nt);
 void packed_gemm_q2_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
+// The grid types' decoded levels (packed.h: block_gridx16): Kernels::grid_gemm.
+void packed_gemm_grid(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt);
 
 }  // namespace ggml_lite::avx512

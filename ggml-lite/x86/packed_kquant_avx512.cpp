@@ -1,6 +1,6 @@
 // AVX-512 VNNI kernels for packed Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K and Q2_K weights (packed.h:
 // block_q4_Kx16, block_q5_Kx16, block_q6_Kx16, block_iq4_xsx16, block_q3_Kx16, block_q2_Kx16)
-// against Q8_K activations.
+// and the grid types' decoded levels (block_gridx16) against Q8_K activations.
 //
 // As for Q4_0: one int32 lane per row, one vpdpbusd advances 16 rows by 4 values with the
 // token's 4 activation bytes broadcast from memory. A super-block column is cut into 4 chunks of
@@ -314,6 +314,43 @@ struct Q2K {
     }
 };
 
+// The grid types' decoded levels (block_gridx16): chunk c is words 16c..16c+15, sub-blocks
+// 4c..4c+3 of 4 words each, the levels plus 64 as they are stored.
+struct Grid {
+    using Block = block_gridx16;
+    static constexpr int kSubs = 4;
+    static constexpr int kWords = 4;
+    static constexpr int kValues = 16;
+
+    struct Scales {};  // read per chunk: 4 loads
+    static void scales(const Block&, Scales&) {}
+    static void chunk(const Block& w, int c, __m512i* op) {
+#pragma GCC unroll 16
+        for (int i = 0; i < kChunkOps; i++) op[i] = _mm512_loadu_si512(w.qs[16 * c + i]);
+    }
+    static int sub(int c, int k) {
+        return 4 * c + k;
+    }
+    static __m512i sub_init(const block_q8_K& x, int sub) {
+        return _mm512_set1_epi32(-kGridOffset * x.bsums[sub]);
+    }
+    static __m512i sub_scale(const Block& w, const Scales&, int sub) {
+        return _mm512_cvtepu8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales[sub])));
+    }
+    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) {
+        return acc;
+    }
+};
+
+// The 16 rows' d as floats: fp16 in the files' types, float in the grid types' decoded levels.
+__m512 row_d(const fp16_t (&d)[kPackRows]) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(d)));
+}
+__m512 row_d(const float (&d)[kPackRows]) {
+    return _mm512_loadu_ps(d);
+}
+
 template <class K, int NT>
 void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
           int64_t y_stride, __mmask16 rows) {
@@ -365,8 +402,7 @@ void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_str
                 isum[t] = _mm512_add_epi32(isum[t], part);
             }
         }
-        const __m512 wd =
-            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].d)));
+        const __m512 wd = row_d(w[b].d);
         for (int t = 0; t < NT; t++) {
             const block_q8_K& xb = act(t, b);
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
@@ -417,6 +453,11 @@ void packed_gemm_q3_K(int64_t n, const void* w, const void* x, size_t x_stride, 
 void packed_gemm_q2_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt) {
     gemm<Q2K>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_grid(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                      int64_t y_stride, int nr, int nt) {
+    gemm<Grid>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
 }  // namespace ggml_lite::avx512

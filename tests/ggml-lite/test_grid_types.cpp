@@ -15,6 +15,7 @@
 // FNV-1a of ggml's floats for lcg_blocks() below, which the program made alike.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -25,6 +26,7 @@
 
 #include "ggml-lite/iq_grids.h"
 #include "ggml-lite/kernels.h"
+#include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
 #include "ggml-lite/type.h"
 #include "helpers.h"
@@ -169,26 +171,71 @@ TEST(GridTypes, DotExactOnExactData) {
     }
 }
 
-// IQ1_S, IQ1_M and IQ3_S rewritten as Q6_K blocks (prefill's route, ops.cpp) hold the same
-// values, bit for bit; a d whose kScale multiple fp16 cannot hold is refused. The other grid
-// types' levels (up to 62) do not fit Q6_K's 6 bits.
-TEST(GridTypes, Q6KRewriteHoldsTheValues) {
+// Prefill's decoded form of a group (packed.h: block_gridx16) holds its rows' values: d kScale
+// times ls times the level gives to_float's bits (scaling by kScale, a power of 2, is exact);
+// rows past the group's are zeros.
+TEST(GridTypes, PackedGroupHoldsTheValues) {
+    constexpr int kRows = 13;
+    constexpr int64_t kBlocks = 3, n = kBlocks * QK_K;
     for (Type t : kGridTypes) {
-        const bool fits = t == Type::IQ1_S || t == Type::IQ1_M || t == Type::IQ3_S;
-        ASSERT_EQ(traits(t).to_q6_K != nullptr, fits) << type_name(t);
-        if (!fits) continue;
-        constexpr int kBlocks = 16;
-        std::vector<uint8_t> w = test::random_grid_blocks(t, kBlocks, 71);
-        std::vector<block_q6_K> q6(kBlocks);
-        ASSERT_TRUE(traits(t).to_q6_K(w.data(), q6.data(), kBlocks * QK_K)) << type_name(t);
-        std::vector<float> want(kBlocks * QK_K), got(kBlocks * QK_K);
-        traits(t).to_float(w.data(), want.data(), kBlocks * QK_K);
-        dequantize_row_q6_K(q6.data(), got.data(), kBlocks * QK_K);
-        EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
-            << type_name(t);
-        if (t == Type::IQ3_S) continue;                            // kScale 1: every fp16 d fits
-        test::set_grid_d(t, &w[3 * traits(t).type_size], 0x0001);  // 2^-24: d / 8 underflows
-        EXPECT_FALSE(traits(t).to_q6_K(w.data(), q6.data(), kBlocks * QK_K)) << type_name(t);
+        const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 71);
+        std::vector<block_gridx16> p(kBlocks);
+        pack_grid_group(t, w.data(), kRows, n, p.data());
+        std::vector<float> want(n);
+        for (int r = 0; r < kPackRows; r++) {
+            if (r < kRows) {
+                traits(t).to_float(w.data() + r * row_size(t, n), want.data(), n);
+            } else {
+                std::fill(want.begin(), want.end(), 0.0f);
+            }
+            for (int64_t e = 0; e < n; e++) {
+                const block_gridx16& c = p[e / QK_K];
+                const int i = static_cast<int>(e % QK_K);
+                const float got = c.d[r] * static_cast<float>(c.scales[i / 16][r]) *
+                                  static_cast<float>(c.qs[i / 4][r][i % 4] - kGridOffset);
+                ASSERT_EQ(got, want[e]) << type_name(t) << " row " << r << " value " << e;
+            }
+        }
+    }
+    std::vector<block_gridx16> p(1);
+    EXPECT_THROW(pack_grid_group(Type::Q6_K, p.data(), 1, QK_K, p.data()), std::invalid_argument);
+}
+
+// Every SIMD table has a grid kernel of its own, and it gives the scalar one's bits for any
+// number of rows and tokens: the integer sums are exact, then the one float step. The
+// activations take every byte, -128 included.
+TEST(GridTypes, GridGemmIsScalarBits) {
+    const Kernels& scalar = kernels_scalar();
+    constexpr int64_t kBlocks = 3, n = kBlocks * QK_K;
+    std::mt19937 rng(82);
+    std::vector<block_q8_K> x(kPackTokens * kBlocks);
+    for (block_q8_K& b : x) {
+        b.d = std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
+        for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
+        for (int g = 0; g < QK_K / 16; g++) {
+            int sum = 0;
+            for (int i = 0; i < 16; i++) sum += b.qs[16 * g + i];
+            b.bsums[g] = static_cast<int16_t>(sum);
+        }
+    }
+    const size_t x_stride = kBlocks * sizeof(block_q8_K);
+    for (Type t : kGridTypes) {
+        const std::vector<uint8_t> w = test::random_grid_blocks(t, kPackRows * kBlocks, 81);
+        std::vector<block_gridx16> p(kBlocks);
+        pack_grid_group(t, w.data(), kPackRows, n, p.data());
+        for (int nr : {16, 9, 5}) {
+            for (int nt : {1, 3, 16}) {
+                std::vector<float> want(kPackTokens * kPackRows, -1.0f);
+                scalar.grid_gemm(n, p.data(), x.data(), x_stride, want.data(), kPackRows, nr, nt);
+                for (const Kernels* k : test::simd_tables()) {
+                    EXPECT_NE(k->grid_gemm, scalar.grid_gemm) << isa_name(k->isa);
+                    std::vector<float> got(want.size(), -1.0f);
+                    k->grid_gemm(n, p.data(), x.data(), x_stride, got.data(), kPackRows, nr, nt);
+                    EXPECT_EQ(got, want)
+                        << isa_name(k->isa) << ' ' << type_name(t) << " nr=" << nr << " nt=" << nt;
+                }
+            }
+        }
     }
 }
 

@@ -156,19 +156,15 @@ TEST(Matmul, PrefillEqualsTokenByToken) {
     }
 }
 
-// The grid types Q6_K holds exactly run prefill (32 tokens and more) through Q6_K's packed
-// kernel on each group rewritten, and give decode's bits: the grid kernels' float step is the
-// packed kernels'. A group with a block Q6_K cannot hold (d / 8 not exact in fp16) runs the
-// tiles instead, with the same bits.
-TEST(Matmul, GridPrefillAsQ6KEqualsTokenByToken) {
+// The grid types run prefill (32 tokens and more) on each group decoded to levels
+// (Kernels::grid_gemm) and give decode's bits: the grid kernels' float step is that kernel's.
+// 37 rows: a last group of 5.
+TEST(Matmul, GridPrefillEqualsTokenByToken) {
     const int64_t rows = 37, tokens = 35, cols = 512;
     for (const Kernels* k : test::all_tables()) {
         for (Type type : all_types()) {
-            if (!traits(type).to_q6_K) continue;
-            auto w = test::random_matrix(type, rows, cols, 61);
-            const size_t bs = traits(type).type_size;
-            // Row 20 (group 1), block 1: a d whose kScale multiple is subnormal in fp16.
-            if (type != Type::IQ3_S) test::set_grid_d(type, &w[20 * row_size(type, cols) + bs], 1);
+            if (!traits(type).grid_block) continue;
+            const auto w = test::random_matrix(type, rows, cols, 61);
             const auto x = test::random_floats(tokens * cols, 62);
             const auto [all, one] = prefill_and_decode(k, {type, rows, cols, w.data()}, x, tokens);
             EXPECT_EQ(all, one) << isa_name(k->isa) << ' ' << type_name(type);
