@@ -70,7 +70,7 @@ void run_pair(const Product& p, const ActFormat& f, int64_t u, int64_t v) {
 
 // The tokens from which matmul runs a grid type through its decoded levels (Kernels::grid_gemm):
 // below, decoding each group costs more than the tiles save (docs/kernels.md, "The grid types").
-constexpr int64_t kGridPackTokens = 32;
+constexpr int64_t kGridPackTokens = 16;
 
 // Group u of a grid type (p.grid) against tokens [t0, t1): its rows decoded into this thread's
 // buffer (which only grows), then the grid kernel.

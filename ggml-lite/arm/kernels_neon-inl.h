@@ -449,6 +449,8 @@ constexpr PackedOverride kIntegerPacked[] = {
     {Type::Q3_K, {nullptr, packed_gemm<PackedQ3K>}},
     {Type::Q2_K, {nullptr, packed_gemm<PackedQ2K>}},
 };
+// Kernels::grid_gemm.
+constexpr auto kGridGemm = packed_gemm<PackedGrid>;
 
 }  // namespace
 }  // namespace ggml_lite

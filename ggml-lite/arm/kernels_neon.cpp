@@ -204,6 +204,7 @@ const Kernels* kernels_neon() {
         k = with_overrides(k, Isa::Neon, kGridTypes, {});
         k = with_overrides(k, Isa::Neon, kBaselineTypes, kBaselinePacked);
         set_float_kernels<Arch, LoadF16>(k);
+        k.grid_gemm = kGridGemm;
         return k;
     }();
     return &table;

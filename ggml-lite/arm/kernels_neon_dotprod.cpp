@@ -9,9 +9,13 @@ namespace ggml_lite {
 // The neon table with the sdot integer and grid kernels in place of its own. Built on first use,
 // which kernels_for() allows only when the CPU has the extension.
 const Kernels* kernels_neon_dotprod() {
-    static const Kernels table = with_overrides(
-        with_overrides(*kernels_neon(), Isa::NeonDotprod, kIntegerTypes, kIntegerPacked),
-        Isa::NeonDotprod, kGridTypes, {});
+    static const Kernels table = [] {
+        Kernels k = with_overrides(
+            with_overrides(*kernels_neon(), Isa::NeonDotprod, kIntegerTypes, kIntegerPacked),
+            Isa::NeonDotprod, kGridTypes, {});
+        k.grid_gemm = kGridGemm;
+        return k;
+    }();
     return &table;
 }
 

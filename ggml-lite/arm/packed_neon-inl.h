@@ -1,6 +1,7 @@
 // NEON packed-weight kernels of the integer types (packed.h, kernels.h: PackedKernels): Q4_0,
 // Q5_0, IQ4_NL and Q8_0 against block_q8_0c activations, Q4_1 and Q5_1 against block_q8_1c,
-// Q4_K, Q5_K, Q6_K and IQ4_XS against Q8_K.
+// Q4_K, Q5_K, Q6_K and IQ4_XS against Q8_K, and the grid types' decoded levels
+// (Kernels::grid_gemm).
 //
 // Include only from the NEON translation units, through kernels_neon-inl.h: both compile these
 // kernels, kernels_neon.cpp with the baseline flags and kernels_neon_dotprod.cpp with +dotprod
@@ -300,6 +301,36 @@ struct PackedQ6K {
             }
         }
         const float32x4_t wd = load_halves(w.d + 4 * g);
+        for (int t = 0; t < NT; t++)
+            acc[t] = vfmaq_f32(acc[t], vcvtq_f32_s32(isum[t]), vmulq_n_f32(wd, x[t]->d));
+    }
+};
+
+// The grid types' decoded levels (block_gridx16): sub-block j is words 4j..4j+3, the levels plus
+// 64 (at most 126: signed bytes as they are), so its dot starts at -64 times its activations'
+// sum; times the rows' scale, exact in int32, then one float step.
+struct PackedGrid {
+    using Block = block_gridx16;
+    using ActBlock = block_q8_K;
+    static constexpr int kValues = QK_K;
+    static constexpr int kTokens = 4;
+    template <int NT>
+    static void slice(const Block& w, int g, const block_q8_K* const* x, float32x4_t* acc) {
+        const uint8x16_t pick = slice_bytes(g);
+        int32x4_t isum[NT];
+        for (int t = 0; t < NT; t++) isum[t] = vdupq_n_s32(0);
+        for (int j = 0; j < QK_K / 16; j++) {
+            int8x16_t op[4];
+            for (int i = 0; i < 4; i++)
+                op[i] = vreinterpretq_s8_u8(vld1q_u8(w.qs[4 * j + i][4 * g]));
+            const int32x4_t sc = vreinterpretq_s32_u8(vqtbl1q_u8(vld1q_u8(w.scales[j]), pick));
+            for (int t = 0; t < NT; t++) {
+                const int32x4_t dot = vsubq_s32(word_dot(op, vld1q_s8(x[t]->qs + 16 * j)),
+                                                vdupq_n_s32(kGridOffset * x[t]->bsums[j]));
+                isum[t] = vmlaq_s32(isum[t], dot, sc);
+            }
+        }
+        const float32x4_t wd = vld1q_f32(w.d + 4 * g);
         for (int t = 0; t < NT; t++)
             acc[t] = vfmaq_f32(acc[t], vcvtq_f32_s32(isum[t]), vmulq_n_f32(wd, x[t]->d));
     }
