@@ -51,6 +51,7 @@ Kernels with_overrides(const Kernels& base, Isa isa, std::span<const TypeOverrid
         replace(to.vec_dot, o.kernels.vec_dot);
         replace(to.from_float, o.kernels.from_float);
         replace(to.gemm_tile, o.kernels.gemm_tile);
+        replace(to.grid_block, o.kernels.grid_block);
     }
     bool seen_packed[kTypeCount] = {};
     for (const PackedOverride& o : packed) {

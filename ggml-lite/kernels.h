@@ -29,6 +29,9 @@ struct TypeKernels {
     // depend on tiling: decode and prefill agree exactly. nullptr where vec_dot is.
     void (*gemm_tile)(int64_t n, const void* w, size_t w_stride, const void* x, size_t x_stride,
                       float* y, int64_t y_stride, int nr, int nt);
+    // The grid types' decoder (type.h: GridBlockFn), giving TypeTraits::grid_block's output;
+    // prefill packs what it gives (packed.h: pack_grid_group). nullptr for the other types.
+    GridBlockFn grid_block = nullptr;
 };
 
 // ---- Packed weights ------------------------------------------------------------------------

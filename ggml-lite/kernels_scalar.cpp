@@ -653,6 +653,7 @@ const Kernels& kernels_scalar() {
     static const Kernels table = [] {
         // The activation types convert with the type table's reference codecs.
         const auto from_float = [](Type t) { return traits(t).from_float; };
+        const auto grid_block = [](Type t) { return traits(t).grid_block; };
         const TypeOverride types[] = {
             {Type::F32, {dot_f32, from_float(Type::F32), gemm_tile<dot_f32>}},
             {Type::F16, {dot_f16, nullptr, gemm_tile<dot_f16>}},
@@ -670,13 +671,15 @@ const Kernels& kernels_scalar() {
             {Type::Q5_K, {dot_q5_K, nullptr, gemm_tile<dot_q5_K>}},
             {Type::Q6_K, {dot_q6_K, nullptr, gemm_tile<dot_q6_K>}},
             {Type::IQ4_XS, {dot_iq4_xs, nullptr, gemm_tile<dot_iq4_xs>}},
-            {Type::IQ2_XXS, {dot_iq2_xxs, nullptr, gemm_tile<dot_iq2_xxs>}},
-            {Type::IQ2_XS, {dot_iq2_xs, nullptr, gemm_tile<dot_iq2_xs>}},
-            {Type::IQ2_S, {dot_iq2_s, nullptr, gemm_tile<dot_iq2_s>}},
-            {Type::IQ3_XXS, {dot_iq3_xxs, nullptr, gemm_tile<dot_iq3_xxs>}},
-            {Type::IQ3_S, {dot_iq3_s, nullptr, gemm_tile<dot_iq3_s>}},
-            {Type::IQ1_S, {dot_iq1_s, nullptr, gemm_tile<dot_iq1_s>}},
-            {Type::IQ1_M, {dot_iq1_m, nullptr, gemm_tile<dot_iq1_m>}},
+            {Type::IQ2_XXS,
+             {dot_iq2_xxs, nullptr, gemm_tile<dot_iq2_xxs>, grid_block(Type::IQ2_XXS)}},
+            {Type::IQ2_XS, {dot_iq2_xs, nullptr, gemm_tile<dot_iq2_xs>, grid_block(Type::IQ2_XS)}},
+            {Type::IQ2_S, {dot_iq2_s, nullptr, gemm_tile<dot_iq2_s>, grid_block(Type::IQ2_S)}},
+            {Type::IQ3_XXS,
+             {dot_iq3_xxs, nullptr, gemm_tile<dot_iq3_xxs>, grid_block(Type::IQ3_XXS)}},
+            {Type::IQ3_S, {dot_iq3_s, nullptr, gemm_tile<dot_iq3_s>, grid_block(Type::IQ3_S)}},
+            {Type::IQ1_S, {dot_iq1_s, nullptr, gemm_tile<dot_iq1_s>, grid_block(Type::IQ1_S)}},
+            {Type::IQ1_M, {dot_iq1_m, nullptr, gemm_tile<dot_iq1_m>, grid_block(Type::IQ1_M)}},
             {Type::Q8_K, {nullptr, from_float(Type::Q8_K), nullptr}},
         };
         const PackedOverride packed[] = {

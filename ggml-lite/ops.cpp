@@ -70,7 +70,7 @@ void run_pair(const Product& p, const ActFormat& f, int64_t u, int64_t v) {
 
 // The tokens from which matmul runs a grid type through its decoded levels (Kernels::grid_gemm):
 // below, decoding each group costs more than the tiles save (docs/kernels.md, "The grid types").
-constexpr int64_t kGridPackTokens = 16;
+constexpr int64_t kGridPackTokens = 8;
 
 // Group u of a grid type (p.grid) against tokens [t0, t1): its rows decoded into this thread's
 // buffer (which only grows), then the grid kernel.
@@ -80,7 +80,7 @@ void run_grid(const Product& p, const ActFormat& f, int64_t u, int64_t t0, int64
     const int nr = static_cast<int>(std::min<int64_t>(kPackRows, W.rows - r_begin));
     thread_local std::vector<uint8_t> group;
     group.resize(std::max(group.size(), grid_group_size(W.cols)));
-    pack_grid_group(W.type,
+    pack_grid_group(W.type, p.tile->grid_block,
                     static_cast<const uint8_t*>(W.data) + r_begin * row_size(W.type, W.cols), nr,
                     W.cols, group.data());
     for (int64_t t = t0; t < t1; t += kPackTokens) {

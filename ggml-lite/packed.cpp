@@ -200,12 +200,8 @@ size_t grid_group_size(int64_t cols) {
     return static_cast<size_t>(cols / QK_K) * sizeof(block_gridx16);
 }
 
-void pack_grid_group(Type t, const void* src, int rows, int64_t cols, void* dst) {
-    const auto grid_block = traits(t).grid_block;
-    if (!grid_block) {
-        throw std::invalid_argument(std::string("pack_grid_group: ") + type_name(t) +
-                                    " is not a grid type");
-    }
+void pack_grid_group(Type t, GridBlockFn decode, const void* src, int rows, int64_t cols,
+                     void* dst) {
     const size_t row_bytes = row_size(t, cols);
     auto* out = static_cast<block_gridx16*>(dst);
     GridLevels v;
@@ -213,11 +209,16 @@ void pack_grid_group(Type t, const void* src, int rows, int64_t cols, void* dst)
         block_gridx16& p = out[b];
         if (rows < kPackRows) std::memset(&p, 0, sizeof p);
         for (int r = 0; r < rows; r++) {
-            grid_block(static_cast<const uint8_t*>(src) + r * row_bytes, b, &v, &p.d[r]);
+            decode(static_cast<const uint8_t*>(src) + r * row_bytes, b, &v, &p.d[r]);
             for (int g = 0; g < QK_K / 16; g++) p.scales[g][r] = v.ls[g];
+            // Four levels q (|q| <= 62) a word, each byte to q + 64 = (q + 128) - 64: q ^ 0x80
+            // is q + 128 as an unsigned byte, at least 66, so no byte borrows from the next.
+            static_assert(kGridOffset == 0x40);
             for (int w = 0; w < QK_K / 4; w++) {
-                for (int i = 0; i < 4; i++)
-                    p.qs[w][r][i] = static_cast<uint8_t>(v.q[4 * w + i] + kGridOffset);
+                uint32_t word;
+                std::memcpy(&word, v.q + 4 * w, 4);
+                word = (word ^ 0x80808080u) - 0x40404040u;
+                std::memcpy(p.qs[w][r], &word, 4);
             }
         }
     }

@@ -210,9 +210,10 @@ size_t packed_group_size(Type t, int64_t cols);
 // Bytes of one block_gridx16 group of `cols` columns.
 size_t grid_group_size(int64_t cols);
 // Decodes `rows` (at most kPackRows) rows of grid type t, row_size(t, cols) bytes apart from src,
-// into one group of block_gridx16 columns at dst; rows past `rows` are zeros. Throws
-// std::invalid_argument for a type that is not a grid type (TypeTraits::grid_block).
-void pack_grid_group(Type t, const void* src, int rows, int64_t cols, void* dst);
+// with `decode` (t's TypeTraits::grid_block or a table's TypeKernels::grid_block) into one group
+// of block_gridx16 columns at dst; rows past `rows` are zeros.
+void pack_grid_group(Type t, GridBlockFn decode, const void* src, int rows, int64_t cols,
+                     void* dst);
 // Packs groups [g0, g1) of a matrix of `rows` rows (row_size(t, cols) bytes each, contiguous)
 // into dst, which holds the packed groups from group 0 on. Rows past `rows` are zeros.
 void pack_groups(Type t, const void* src, int64_t rows, int64_t cols, void* dst, int64_t g0,

@@ -15,6 +15,10 @@ namespace ggml_lite {
 
 struct GridLevels;  // quant.h
 
+// The grid types' decoder: super-block i of the row at src as its levels and scales (quant.h:
+// grid_levels) and its d times the type's kScale (TypeTraits::grid_block).
+using GridBlockFn = void (*)(const void* src, int64_t i, GridLevels* levels, float* d);
+
 enum class Type : uint32_t {
     F32 = 0,
     F16 = 1,
@@ -58,10 +62,9 @@ struct TypeTraits {
     // an importance matrix.
     void (*to_float)(const void* src, float* dst, int64_t n);
     void (*from_float)(const float* src, void* dst, int64_t n);
-    // The grid types (IQ1_S ... IQ3_S): super-block i of the row at src as its levels and
-    // scales (quant.h: grid_levels) and its d times the type's kScale, the form prefill packs
-    // them in (packed.h: block_gridx16). nullptr for every other type.
-    void (*grid_block)(const void* src, int64_t i, GridLevels* levels, float* d) = nullptr;
+    // The grid types (IQ1_S ... IQ3_S): the scalar reference of their decoder, whose output
+    // prefill packs (packed.h: block_gridx16). nullptr for every other type.
+    GridBlockFn grid_block = nullptr;
 };
 
 // The number of rows of the type table: the size of per-type arrays (kernels.h). type.cpp

@@ -1,4 +1,5 @@
-// AVX2 dot products of the grid types (quant.h: IQ1_S ... IQ3_S) against Q8_K. Each step
+// AVX2 dot products of the grid types (quant.h: IQ1_S ... IQ3_S) against Q8_K, and their
+// decoders to levels (TypeKernels::grid_block) from the same chunks. Each step
 // decodes 32 values at a time to signed bytes: their grid rows' magnitudes gathered from the
 // tables by index (scalar loads: a gather instruction is slower here), their sign bits spread
 // to byte masks (IQ1_S, IQ1_M: signed grid values times 8 plus their deltas), and the scales of
@@ -295,6 +296,21 @@ struct GridStep : SuperBlockStep<typename T::Block> {
     }
 };
 
+// TypeTraits::grid_block's output from the chunks' levels and scales (each chunk's two halves'
+// scales are the low int16 of its 128-bit lanes).
+template <class T>
+void grid_block(const void* src, int64_t i, GridLevels* levels, float* d) {
+    const typename T::Block& w = static_cast<const typename T::Block*>(src)[i];
+    const T block{w};
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        const Chunk c = block.chunk(ib);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(levels->q + 32 * ib), c.q);
+        levels->ls[2 * ib] = static_cast<uint8_t>(_mm256_extract_epi16(c.scale, 0));
+        levels->ls[2 * ib + 1] = static_cast<uint8_t>(_mm256_extract_epi16(c.scale, 8));
+    }
+    *d = block_d(w) * T::Block::kScale;
+}
+
 }  // namespace
 
 namespace avx2 {
@@ -306,6 +322,9 @@ namespace avx2 {
     void gemm_tile_##name(int64_t n, const void* w, size_t w_stride, const void* x,           \
                           size_t x_stride, float* y, int64_t y_stride, int nr, int nt) {      \
         QuantTiles<GridStep<T>>::gemm_tile(n, w, w_stride, x, x_stride, y, y_stride, nr, nt); \
+    }                                                                                         \
+    void grid_block_##name(const void* src, int64_t i, GridLevels* levels, float* d) {        \
+        grid_block<T>(src, i, levels, d);                                                     \
     }
 LILA_GRID_KERNELS(iq2_xxs, IQ2XXS)
 LILA_GRID_KERNELS(iq2_xs, IQ2XS)

@@ -180,7 +180,7 @@ TEST(GridTypes, PackedGroupHoldsTheValues) {
     for (Type t : kGridTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 71);
         std::vector<block_gridx16> p(kBlocks);
-        pack_grid_group(t, w.data(), kRows, n, p.data());
+        pack_grid_group(t, traits(t).grid_block, w.data(), kRows, n, p.data());
         std::vector<float> want(n);
         for (int r = 0; r < kPackRows; r++) {
             if (r < kRows) {
@@ -197,8 +197,6 @@ TEST(GridTypes, PackedGroupHoldsTheValues) {
             }
         }
     }
-    std::vector<block_gridx16> p(1);
-    EXPECT_THROW(pack_grid_group(Type::Q6_K, p.data(), 1, QK_K, p.data()), std::invalid_argument);
 }
 
 // Every SIMD table has a grid kernel of its own, and it gives the scalar one's bits for any
@@ -222,7 +220,7 @@ TEST(GridTypes, GridGemmIsScalarBits) {
     for (Type t : kGridTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kPackRows * kBlocks, 81);
         std::vector<block_gridx16> p(kBlocks);
-        pack_grid_group(t, w.data(), kPackRows, n, p.data());
+        pack_grid_group(t, traits(t).grid_block, w.data(), kPackRows, n, p.data());
         for (int nr : {16, 9, 5}) {
             for (int nt : {1, 3, 16}) {
                 std::vector<float> want(kPackTokens * kPackRows, -1.0f);
@@ -234,6 +232,27 @@ TEST(GridTypes, GridGemmIsScalarBits) {
                     EXPECT_EQ(got, want)
                         << isa_name(k->isa) << ' ' << type_name(t) << " nr=" << nr << " nt=" << nt;
                 }
+            }
+        }
+    }
+}
+
+// Every table decodes grid blocks as the reference does: the same levels, scales and d kScale.
+TEST(GridTypes, TablesDecodeAsTheReference) {
+    constexpr int64_t kBlocks = 9;
+    for (Type t : kGridTypes) {
+        const std::vector<uint8_t> w = test::random_grid_blocks(t, kBlocks, 91);
+        for (const Kernels* k : test::all_tables()) {
+            const GridBlockFn decode = k->of(t).grid_block;
+            ASSERT_NE(decode, nullptr) << isa_name(k->isa) << ' ' << type_name(t);
+            for (int64_t i = 0; i < kBlocks; i++) {
+                GridLevels want, got;
+                float want_d = 0.0f, got_d = 1.0f;
+                traits(t).grid_block(w.data(), i, &want, &want_d);
+                decode(w.data(), i, &got, &got_d);
+                EXPECT_EQ(std::memcmp(&want, &got, sizeof want), 0)
+                    << isa_name(k->isa) << ' ' << type_name(t) << " block " << i;
+                EXPECT_EQ(got_d, want_d) << isa_name(k->isa) << ' ' << type_name(t);
             }
         }
     }
