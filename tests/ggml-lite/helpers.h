@@ -44,6 +44,16 @@ inline std::vector<uint8_t> random_grid_blocks(Type type, int64_t n, uint32_t se
     return data;
 }
 
+// A Q8_K block's sums of 16 values from its levels, as quantize_row_q8_K_ref writes them: the
+// kernels read them (offsets, mins), so activations made by hand need them.
+inline void set_bsums(block_q8_K& b) {
+    for (int g = 0; g < QK_K / 16; g++) {
+        int sum = 0;
+        for (int i = 0; i < 16; i++) sum += b.qs[16 * g + i];
+        b.bsums[g] = static_cast<int16_t>(sum);
+    }
+}
+
 // A weight matrix of `type` made from random floats with the reference codec; for a grid type,
 // random blocks.
 inline std::vector<uint8_t> random_matrix(Type type, int64_t rows, int64_t cols, uint32_t seed) {

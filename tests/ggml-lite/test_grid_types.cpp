@@ -162,6 +162,7 @@ TEST(GridTypes, DotExactOnExactData) {
                 x[b].qs[i] = static_cast<int8_t>((b + i) % 7 - 3);
                 want += static_cast<double>(wf[b * QK_K + i]) * x[b].qs[i];
             }
+            test::set_bsums(x[b]);
         }
         for (const Kernels* k : test::all_tables()) {
             EXPECT_EQ(k->of(t).vec_dot(kBlocks * QK_K, w.data(), x.data()),
@@ -210,11 +211,7 @@ TEST(GridTypes, GridGemmIsScalarBits) {
     for (block_q8_K& b : x) {
         b.d = std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
         for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
-        for (int g = 0; g < QK_K / 16; g++) {
-            int sum = 0;
-            for (int i = 0; i < 16; i++) sum += b.qs[16 * g + i];
-            b.bsums[g] = static_cast<int16_t>(sum);
-        }
+        test::set_bsums(b);
     }
     const size_t x_stride = kBlocks * sizeof(block_q8_K);
     for (Type t : kGridTypes) {
@@ -273,6 +270,7 @@ TEST(GridTypes, SimdDotsAreScalarBits) {
                 b.d =
                     std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
                 for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
+                test::set_bsums(b);
             }
             const float want = scalar.of(t).vec_dot(n, w.data(), x.data());
             for (const Kernels* k : test::simd_tables()) {
