@@ -295,8 +295,9 @@ std::string kernel_path(const Kernels& k, Type t) {
     std::string path = isa + ", activations as " + type_name(traits(t).vec_dot_type);
     if (traits(t).grid_block) {
         const bool grid_ref = k.grid_gemm == ref.grid_gemm && k.isa != Isa::Scalar;
-        path += "; prefill of 32 tokens and more decodes each 16-row group to 8-bit levels for " +
-                (grid_ref ? std::string("the scalar reference's") : isa) + " packed kernel";
+        path += "; prefill of " + std::to_string(kGridPackTokens) +
+                " tokens and more decodes each 16-row group to 8-bit levels for the " +
+                (grid_ref ? std::string("scalar reference's") : isa) + " packed kernel";
     }
     return path;
 }
