@@ -647,16 +647,6 @@ constexpr TypeOverride kTypes[] = {
     {Type::Q5_K, QuantTiles<Q5K>::kernels()},
     {Type::Q6_K, QuantTiles<Q6K>::kernels()},
     {Type::IQ4_XS, QuantTiles<IQ4XS>::kernels()},
-    {Type::IQ2_XXS,
-     {avx2::vec_dot_iq2_xxs, nullptr, avx2::gemm_tile_iq2_xxs, avx2::grid_block_iq2_xxs}},
-    {Type::IQ2_XS,
-     {avx2::vec_dot_iq2_xs, nullptr, avx2::gemm_tile_iq2_xs, avx2::grid_block_iq2_xs}},
-    {Type::IQ2_S, {avx2::vec_dot_iq2_s, nullptr, avx2::gemm_tile_iq2_s, avx2::grid_block_iq2_s}},
-    {Type::IQ3_XXS,
-     {avx2::vec_dot_iq3_xxs, nullptr, avx2::gemm_tile_iq3_xxs, avx2::grid_block_iq3_xxs}},
-    {Type::IQ3_S, {avx2::vec_dot_iq3_s, nullptr, avx2::gemm_tile_iq3_s, avx2::grid_block_iq3_s}},
-    {Type::IQ1_S, {avx2::vec_dot_iq1_s, nullptr, avx2::gemm_tile_iq1_s, avx2::grid_block_iq1_s}},
-    {Type::IQ1_M, {avx2::vec_dot_iq1_m, nullptr, avx2::gemm_tile_iq1_m, avx2::grid_block_iq1_m}},
     {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
 };
 
@@ -690,7 +680,8 @@ constexpr PackedOverride kPacked[] = {
 // Built on first use, which kernels_for() allows only when the CPU has AVX-512 and VNNI.
 const Kernels* kernels_avx512() {
     static const Kernels table = [] {
-        Kernels k = with_overrides(kernels_scalar(), Isa::Avx512, kTypes, kPacked);
+        Kernels k = with_overrides(with_overrides(kernels_scalar(), Isa::Avx512, kTypes, kPacked),
+                                   Isa::Avx512, avx2::kGridTypes, {});
         set_float_kernels<Arch, LoadF16<Arch>>(k);
         k.attend_f32 = attend<float, LoadF32<Arch>, LoadF32<Arch256>>;
         k.attend_f16 = attend<uint16_t, LoadF16<Arch>, LoadF16<Arch256>>;

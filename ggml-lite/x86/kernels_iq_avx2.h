@@ -7,9 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace ggml_lite {
-struct GridLevels;  // quant.h
-}
+#include "ggml-lite/kernels.h"
 
 namespace ggml_lite::avx2 {
 
@@ -26,5 +24,16 @@ LILA_GRID_KERNELS(iq3_s)
 LILA_GRID_KERNELS(iq1_s)
 LILA_GRID_KERNELS(iq1_m)
 #undef LILA_GRID_KERNELS
+
+// The grid types' rows of the avx2 and avx512 tables (kernels_avx2.cpp, kernels_avx512.cpp).
+inline constexpr TypeOverride kGridTypes[] = {
+    {Type::IQ2_XXS, {vec_dot_iq2_xxs, nullptr, gemm_tile_iq2_xxs, grid_block_iq2_xxs}},
+    {Type::IQ2_XS, {vec_dot_iq2_xs, nullptr, gemm_tile_iq2_xs, grid_block_iq2_xs}},
+    {Type::IQ2_S, {vec_dot_iq2_s, nullptr, gemm_tile_iq2_s, grid_block_iq2_s}},
+    {Type::IQ3_XXS, {vec_dot_iq3_xxs, nullptr, gemm_tile_iq3_xxs, grid_block_iq3_xxs}},
+    {Type::IQ3_S, {vec_dot_iq3_s, nullptr, gemm_tile_iq3_s, grid_block_iq3_s}},
+    {Type::IQ1_S, {vec_dot_iq1_s, nullptr, gemm_tile_iq1_s, grid_block_iq1_s}},
+    {Type::IQ1_M, {vec_dot_iq1_m, nullptr, gemm_tile_iq1_m, grid_block_iq1_m}},
+};
 
 }  // namespace ggml_lite::avx2
