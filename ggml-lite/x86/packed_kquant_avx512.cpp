@@ -107,17 +107,26 @@ struct KMin {
 using Q4K = KMin<block_q4_Kx16, false>;
 using Q5K = KMin<block_q5_Kx16, true>;
 
-// Q6_K: chunk c = 2h + a holds the 6-bit levels of values 128h + 32k + 4m.. (k < 4,
-// m = 4a..4a+3): sub-blocks 8h + 2k + a, 4 words each. A level is the ql nibble plus two qh
-// bits shifted to bits 4-5.
-struct Q6K {
-    using Block = block_q6_Kx16;
+// The types with a scale per 16 values, read per chunk (4 loads), and nothing to add after the
+// scaled sums (Q6_K, the grid types' levels): 4 sub-blocks of 4 words a chunk.
+struct Sixteens {
     static constexpr int kSubs = 4;
     static constexpr int kWords = 4;
     static constexpr int kValues = 16;
-
-    struct Scales {};  // read per chunk: 4 loads
+    struct Scales {};
+    template <class Block>
     static void scales(const Block&, Scales&) {}
+    template <class Block>
+    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) {
+        return acc;
+    }
+};
+
+// Q6_K: chunk c = 2h + a holds the 6-bit levels of values 128h + 32k + 4m.. (k < 4,
+// m = 4a..4a+3): sub-blocks 8h + 2k + a, 4 words each. A level is the ql nibble plus two qh
+// bits shifted to bits 4-5.
+struct Q6K : Sixteens {
+    using Block = block_q6_Kx16;
     static void chunk(const Block& w, int c, __m512i* op) {
         const int h = c / 2, a = c % 2;
         const __m512i low4 = _mm512_set1_epi8(0x0f);
@@ -145,9 +154,6 @@ struct Q6K {
     static __m512i sub_scale(const Block& w, const Scales&, int sub) {
         return _mm512_cvtepi8_epi32(
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales[sub])));
-    }
-    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) {
-        return acc;
     }
 };
 
@@ -316,14 +322,8 @@ struct Q2K {
 
 // The grid types' decoded levels (block_gridx16): chunk c is words 16c..16c+15, sub-blocks
 // 4c..4c+3 of 4 words each, the levels plus 64 as they are stored.
-struct Grid {
+struct Grid : Sixteens {
     using Block = block_gridx16;
-    static constexpr int kSubs = 4;
-    static constexpr int kWords = 4;
-    static constexpr int kValues = 16;
-
-    struct Scales {};  // read per chunk: 4 loads
-    static void scales(const Block&, Scales&) {}
     static void chunk(const Block& w, int c, __m512i* op) {
 #pragma GCC unroll 16
         for (int i = 0; i < kChunkOps; i++) op[i] = _mm512_loadu_si512(w.qs[16 * c + i]);
@@ -337,9 +337,6 @@ struct Grid {
     static __m512i sub_scale(const Block& w, const Scales&, int sub) {
         return _mm512_cvtepu8_epi32(
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales[sub])));
-    }
-    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) {
-        return acc;
     }
 };
 
