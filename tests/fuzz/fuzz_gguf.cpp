@@ -60,7 +60,7 @@ void read_tensors(const GGUFFile& f) {
 }
 
 // What the commands do with a model that loads: names, the tokenizer on a fixed text, the
-// chat template, and three tokens through the model in batches of two.
+// chat template, three tokens through the model in batches of two, and eight in one.
 void use_model(const Model& m) {
     (void)m.name();
     (void)m.type_summary();
@@ -82,6 +82,15 @@ void use_model(const Model& m) {
     const std::array<int32_t, 3> prompt = {0, int32_t(tok.n_vocab() - 1), 0};
     const float* logits = s.eval(prompt);
     fuzz::check(logits != nullptr && s.n_past() == 3, "eval stores every token");
+
+    // Eight tokens in one batch: prefill's own routes (the grid types' decoded levels start at 8).
+    p.n_ctx = 8;
+    p.n_batch = 8;
+    Session s8(m, p);
+    std::array<int32_t, 8> eight{};
+    for (size_t i = 0; i < eight.size(); i++) eight[i] = i % 2 ? int32_t(tok.n_vocab() - 1) : 0;
+    fuzz::check(s8.eval(eight) != nullptr && s8.n_past() == 8,
+                "a batch of eight stores every token");
 }
 
 }  // namespace
