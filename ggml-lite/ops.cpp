@@ -194,12 +194,12 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
     }
 
     // A grid group is decoded once per panel (run_grid): one panel for all.
-    const bool rewrites =
+    const bool decodes =
         std::any_of(products, products + n_products, [](const Product& p) { return p.grid; });
     const int64_t panel =
-        rewrites ? n_tokens
-                 : std::max<int64_t>(kPackTokens, static_cast<int64_t>(kPanelBytes / max_row) /
-                                                      kPackTokens * kPackTokens);
+        decodes ? n_tokens
+                : std::max<int64_t>(kPackTokens, static_cast<int64_t>(kPanelBytes / max_row) /
+                                                     kPackTokens * kPackTokens);
     const int n_threads = threads_for_work(work * n_tokens, ctx.n_threads);
     const int64_t n_rows = n_formats * n_tokens;
     const auto convert = [&](int64_t i) {

@@ -302,8 +302,6 @@ void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n);
 void dequantize_row_q5_K(const block_q5_K* x, float* y, int64_t n);
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n);
 void dequantize_row_q6_K(const block_q6_K* x, float* y, int64_t n);
-// A block's ql and qh from its 256 levels L + 32 (0 .. 63).
-void put_q6_K_levels(const int8_t* L, block_q6_K* out);
 // IQ4_XS as llama-quantize writes it without an importance matrix (ggml's quantize_iq4_xs, which
 // quantize_row_iq4_xs_ref calls too).
 void quantize_row_iq4_xs(const float* x, block_iq4_xs* y, int64_t n);

@@ -238,6 +238,26 @@ void dequantize_row_q4_K(const block_q4_K* x, float* y, int64_t n) {
     }
 }
 
+namespace {
+
+// A block's ql and qh from its 256 levels L + 32 (0 .. 63).
+void put_q6_K_levels(const int8_t* L, block_q6_K* out) {
+    for (int h = 0; h < QK_K / 128; h++) {
+        const int8_t* Lh = L + 128 * h;
+        uint8_t* ql = out->ql + 64 * h;
+        uint8_t* qh = out->qh + 32 * h;
+        for (int j = 0; j < 64; j++) {
+            ql[j] = static_cast<uint8_t>((Lh[j] & 0x0f) | ((Lh[j + 64] & 0x0f) << 4));
+        }
+        for (int l = 0; l < 32; l++) {
+            qh[l] = static_cast<uint8_t>((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) |
+                                         ((Lh[l + 64] >> 4) << 4) | ((Lh[l + 96] >> 4) << 6));
+        }
+    }
+}
+
+}  // namespace
+
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
@@ -269,21 +289,6 @@ void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n) {
             }
         }
         put_q6_K_levels(L, &out);
-    }
-}
-
-void put_q6_K_levels(const int8_t* L, block_q6_K* out) {
-    for (int h = 0; h < QK_K / 128; h++) {
-        const int8_t* Lh = L + 128 * h;
-        uint8_t* ql = out->ql + 64 * h;
-        uint8_t* qh = out->qh + 32 * h;
-        for (int j = 0; j < 64; j++) {
-            ql[j] = static_cast<uint8_t>((Lh[j] & 0x0f) | ((Lh[j + 64] & 0x0f) << 4));
-        }
-        for (int l = 0; l < 32; l++) {
-            qh[l] = static_cast<uint8_t>((Lh[l] >> 4) | ((Lh[l + 32] >> 4) << 2) |
-                                         ((Lh[l + 64] >> 4) << 4) | ((Lh[l + 96] >> 4) << 6));
-        }
     }
 }
 
