@@ -284,16 +284,16 @@ struct Q2K {
     struct Scales {
         __m512i min_pairs[8];
     };
+    // Sub-blocks 2i and 2i + 1 are 32 bytes, row by row: widened to words, the high nibble is
+    // the word shifted by 4, and one permutation pairs each row's two.
     static void scales(const Block& w, Scales& s) {
-        const __m256i low4 = _mm256_set1_epi8(0x0f);
+        const __m512i pair_rows =
+            _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                             22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
         for (int i = 0; i < 8; i++) {
-            const __m256i m = _mm256_and_si256(
-                _mm256_srli_epi16(
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.scales[2 * i])), 4),
-                low4);
-            const __m128i a = _mm256_castsi256_si128(m), b = _mm256_extracti128_si256(m, 1);
-            s.min_pairs[i] = _mm512_cvtepu8_epi16(
-                _mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b)));
+            const __m512i b = _mm512_cvtepu8_epi16(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.scales[2 * i])));
+            s.min_pairs[i] = _mm512_permutexvar_epi16(pair_rows, _mm512_srli_epi16(b, 4));
         }
     }
     static void chunk(const Block& w, int c, __m512i* op) {
