@@ -23,9 +23,15 @@ namespace {
 // measured with the reference model's small matrices (docs/PERF.md).
 constexpr int64_t kWorkPerThread = int64_t{1} << 17;
 
-// Bytes of converted activations a panel of tokens may take: a panel stays in L2 while every
-// row group of the matrix visits it.
+// Bytes of converted activations a panel of tokens may take. For quantized weights a panel
+// stays in L2 while every row group of the matrix visits it. A float group's first pass over a
+// panel streams it from memory at more bytes per multiply-add than memory supplies (BF16 on
+// vdpbf16ps: 16 bytes a cycle), and that pass is cheaper the more passes share it, so float
+// weights take panels four times larger, read from L3. pp512 on the Zen 5, AVX-512 (docs/PERF.md,
+// "What each optimisation bought"): BF16 +7-30%, F16 +0-11%; level on AVX2, whose float kernels
+// do not outrun memory; the quantized types' larger panel was level to 15% slower (Q4_K_M).
 constexpr size_t kPanelBytes = size_t{1} << 20;
+constexpr size_t kFloatPanelBytes = size_t{1} << 22;
 
 // How activations reach a kernel: converted by `convert` into rows of row_bytes in scratch
 // (convert nullptr: the float rows are read in place).
@@ -141,6 +147,7 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
     ActFormat formats[kMaxFormats];
     int n_products = 0, n_formats = 0;
     int64_t work = 0, total_units = 0;
+    bool float_weights = false;
     for (const MatmulOut& o : outs) {
         const Matrix& W = *o.W;
         const TypeTraits& wt = traits(W.type);
@@ -173,6 +180,7 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
         p.format = i;
         work += W.rows * cols;
         total_units += p.units;
+        float_weights = float_weights || !wt.quantized;
     }
 
     // Converted activations go to scratch, which only ever grows: steady-state decode
@@ -196,9 +204,10 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
     // A grid group is decoded once per panel (run_grid): one panel for all.
     const bool decodes =
         std::any_of(products, products + n_products, [](const Product& p) { return p.grid; });
+    const size_t panel_bytes = float_weights ? kFloatPanelBytes : kPanelBytes;
     const int64_t panel =
         decodes ? n_tokens
-                : std::max<int64_t>(kPackTokens, static_cast<int64_t>(kPanelBytes / max_row) /
+                : std::max<int64_t>(kPackTokens, static_cast<int64_t>(panel_bytes / max_row) /
                                                      kPackTokens * kPackTokens);
     const int n_threads = threads_for_work(work * n_tokens, ctx.n_threads);
     const int64_t n_rows = n_formats * n_tokens;
