@@ -238,9 +238,10 @@ struct Q3K {
     static constexpr int kWords = 4;
     static constexpr int kValues = 16;
 
-    // The 16 sub-blocks' scales as int32 lanes, one register each.
+    // The 16 sub-blocks' scales as bytes, sc[j][r] of sub-block j and row r, each widened to
+    // int32 lanes where it is used (16 registers of them spilled anyway).
     struct Scales {
-        __m512i sc[16];
+        alignas(64) int8_t sc[16][kPackRows];
     };
     // Bytes 0-3, 4-7 and 8-11 of the rows' scales, one 128-bit lane per byte: scale 4i + j
     // (i < 4, j < 4) has its low 4 bits in byte j (i even) or j + 4 (i odd), the high nibble for
@@ -255,11 +256,7 @@ struct Q3K {
             const __m512i nib = _mm512_and_si512(i >= 2 ? _mm512_srli_epi16(lo, 4) : lo, low4);
             const __m512i top =
                 _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(b8, 2 * i), low2), 4);
-            const __m512i v = _mm512_sub_epi8(_mm512_or_si512(nib, top), offset);
-            s.sc[4 * i] = _mm512_cvtepi8_epi32(_mm512_castsi512_si128(v));
-            s.sc[4 * i + 1] = _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(v, 1));
-            s.sc[4 * i + 2] = _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(v, 2));
-            s.sc[4 * i + 3] = _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(v, 3));
+            _mm512_store_si512(s.sc[4 * i], _mm512_sub_epi8(_mm512_or_si512(nib, top), offset));
         }
     }
     static void chunk(const Block& w, int c, __m512i* op) {
@@ -269,7 +266,9 @@ struct Q3K {
     static __m512i sub_init(const block_q8_K& x, int sub) {
         return _mm512_set1_epi32(-4 * x.bsums[sub]);
     }
-    static __m512i sub_scale(const Block&, const Scales& s, int sub) { return s.sc[sub]; }
+    static __m512i sub_scale(const Block&, const Scales& s, int sub) {
+        return _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(s.sc[sub])));
+    }
     static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) { return acc; }
 };
 
