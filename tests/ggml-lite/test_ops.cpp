@@ -156,6 +156,24 @@ TEST(Matmul, PrefillEqualsTokenByToken) {
     }
 }
 
+// A batch larger than one panel of activations (ops.cpp: 1 MiB of converted rows for quantized
+// weights, 4 MiB for float ones) runs panel by panel and still gives decode's bits: Q4_0's
+// Q8_0 rows of 4096 columns are 4352 bytes (240 tokens a panel), F32's of 8192 are 32 KiB (128).
+TEST(Matmul, BatchesPastOnePanelEqualTokenByToken) {
+    struct Case {
+        Type type;
+        int64_t cols, tokens;
+    };
+    for (const Case c : {Case{Type::Q4_0, 4096, 260}, Case{Type::F32, 8192, 140}}) {
+        const int64_t rows = 16;
+        const auto w = test::random_matrix(c.type, rows, c.cols, 33);
+        const auto x = test::random_floats(c.tokens * c.cols, 34);
+        const auto [all, one] =
+            prefill_and_decode(nullptr, {c.type, rows, c.cols, w.data()}, x, c.tokens);
+        EXPECT_EQ(all, one) << type_name(c.type);
+    }
+}
+
 // The grid types run prefill (32 tokens and more) on each group decoded to levels
 // (Kernels::grid_gemm) and give decode's bits: the grid kernels' float step is that kernel's.
 // 37 rows: a last group of 5.
