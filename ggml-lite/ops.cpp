@@ -24,12 +24,13 @@ namespace {
 constexpr int64_t kWorkPerThread = int64_t{1} << 17;
 
 // Bytes of converted activations a panel of tokens may take. For quantized weights a panel
-// stays in L2 while every row group of the matrix visits it. A float group's first pass over a
-// panel streams it from memory at more bytes per multiply-add than memory supplies (BF16 on
-// vdpbf16ps: 16 bytes a cycle), and that pass is cheaper the more passes share it, so float
-// weights take panels four times larger, read from L3. pp512 on the Zen 5, AVX-512 (docs/PERF.md,
-// "What each optimisation bought"): BF16 +7-30%, F16 +0-11%; level on AVX2, whose float kernels
-// do not outrun memory; the quantized types' larger panel was level to 15% slower (Q4_K_M).
+// stays in L2 while every row group of the matrix visits it. A group's first pass over a panel
+// reads its weights from memory, and a float kernel wants them faster than memory gives them
+// (BF16 on vdpbf16ps: 16 bytes a cycle); the more passes a panel holds, the less that first one
+// costs, so float weights take panels four times larger, read from L3. pp512 on the Zen 5,
+// AVX-512 (docs/PERF.md, "What each optimisation bought"): BF16 +7-30%, F16 +0-11%; level on
+// AVX2, whose float kernels do not outrun memory; the quantized types' larger panel was level to
+// 15% slower (Q4_K_M).
 constexpr size_t kPanelBytes = size_t{1} << 20;
 constexpr size_t kFloatPanelBytes = size_t{1} << 22;
 
