@@ -223,16 +223,39 @@ inline __m256 half_d(const float* d) {
     return _mm256_loadu_ps(d);
 }
 
+// Whether K makes its operands one word at a time (word(w, h, u, m)) rather than a unit at once.
+template <class K>
+constexpr bool kHasWord = requires(const typename K::Block& w) {
+    K::word(w, 0, 0, 0);
+};
+
+// Unit u's K::kOps operands: K's unit, or its words one by one.
+template <class K>
+void unit_operands(const typename K::Block& w, int h, int u, __m256i* op) {
+    if constexpr (kHasWord<K>) {
+#pragma GCC unroll 8
+        for (int m = 0; m < K::kOps; m++) op[m] = K::word(w, h, u, m);
+    } else {
+        K::unit(w, h, u, op);
+    }
+}
+
 // Each k-quant K gives Block, kGroup (words whose vpmaddubsw sums add up in int16 exactly, at
 // most 4 where a scale covers 16 values), kScaleWords (consecutive words under one scale), kOps
 // and factors (UnsignedLevels' or its own), a Scales type constructed from (block column, half),
-// unit(w, h, u, op) (unit u's kOps operands), scale(s, u, m0) (the factor of the group from word
-// m0), init(s, x) (a token's integer sum before the units) and finish(w, h, s, x, acc) (the float
-// steps after the scales'). A K with kMagnitudes (signed levels) gets factors(op, m, xw, mw) with
-// mw the activation word's
-// magnitudes, which k_tile makes once per super-block for all tokens and both halves (one
-// token's in registers, word by word). A K whose units are not 32 consecutive values gives
-// act_byte(u, m).
+// unit(w, h, u, op) (unit u's kOps operands) or word(w, h, u, m) (operand m alone), scale(s, u,
+// m0) (the factor of the group from word m0), init(s, x) (a token's integer sum before the
+// units) and finish(w, h, s, x, acc) (the float steps after the scales'). A K with kMagnitudes
+// (signed levels) gets factors(op, m, xw, mw) with mw the activation word's magnitudes, which
+// k_tile makes once per super-block for all tokens and both halves (one token's in registers,
+// word by word). A K whose units are not 32 consecutive values gives act_byte(u, m).
+//
+// One token (decode) takes a K's words one at a time, each made right where its dot takes it,
+// so that only one lives: made a unit at a time, Q3_K's, Q5_K's and Q6_K's 8 operands and the
+// second bit planes they come from crowded AVX2's 16 registers, and the compiler spilled them
+// (bench-kernels incache, one thread: Q3_K 8%, Q5_K 5-7%, Q6_K 4-10% faster by word; Q2_K and
+// Q4_K level, IQ4_XS 14-27% slower, so those keep their units). Tiles of several tokens make a
+// unit once for all of them.
 template <class K, int NT>
 void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
             int64_t y_stride, int nr) {
@@ -271,10 +294,11 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                     const auto* here = reinterpret_cast<const uint8_t*>(w + b) + u * kEighth;
                     prefetch_lines<kEighth, 2>(here + kFarAhead);
                 }
-                __m256i op[K::kOps];
-                K::unit(w[b], h, u, op);
-                // One token at a time, its sum in memory: unrolled, the tokens' sums and
-                // activation words crowd the unit's operands out of the registers.
+                constexpr bool kByWord = NT == 1 && kHasWord<K>;
+                __m256i op[kByWord ? 1 : K::kOps];
+                if constexpr (!kByWord) unit_operands<K>(w[b], h, u, op);
+                    // One token at a time, its sum in memory: unrolled, the tokens' sums and
+                    // activation words crowd the unit's operands out of the registers.
 #pragma GCC unroll 1
                 for (int t = 0; t < NT; t++) {
                     const int8_t* xq = opaque(act(t, b).qs);
@@ -285,17 +309,22 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                         for (int m = m0; m < m0 + kWords; m++) {
                             const int at = act_byte<K>(u, m);
                             __m256i& pc = p[m % kChains];
+                            int o = m;  // word m's operand: op[o]
+                            if constexpr (kByWord) {
+                                op[0] = K::word(w[b], h, u, m);
+                                o = 0;
+                            }
                             if constexpr (kMagnitudes<K> && NT == 1) {
                                 // One token: its magnitudes in registers. Read back from memory
                                 // right after they were made, IQ4_XS decode took 1.5x as long
                                 // (bench-kernels matvec, perf-log.md).
                                 const __m256i xw = word(xq + at);
-                                pc = add_dot(pc, K::factors(op, m, xw, _mm256_abs_epi8(xw)));
+                                pc = add_dot(pc, K::factors(op, o, xw, _mm256_abs_epi8(xw)));
                             } else if constexpr (kMagArray) {
                                 pc = add_dot(pc,
-                                             K::factors(op, m, word(xq + at), word(mag[t] + at)));
+                                             K::factors(op, o, word(xq + at), word(mag[t] + at)));
                             } else {
-                                pc = add_dot(pc, K::factors(op, m, word(xq + at)));
+                                pc = add_dot(pc, K::factors(op, o, word(xq + at)));
                             }
                         }
                         __m256i sum = p[0];

@@ -377,26 +377,21 @@ struct KMin : UnsignedLevels {
             for (int i = 0; i < 4; i++) min_pairs[i] = pairs<false>(m[2 * i], m[2 * i + 1]);
         }
     };
-    static void unit(const Block& w, int h, int u, __m256i* op) {
-        const __m256i mask = _mm256_set1_epi8(0x0f);
-#pragma GCC unroll 8
-        for (int m = 0; m < 8; m++) {
-            const __m256i v = _mm256_loadu_si256(
-                reinterpret_cast<const __m256i*>(w.qs[8 * (u / 2) + m][kHalfRows * h]));
-            op[m] = _mm256_and_si256(u % 2 ? _mm256_srli_epi16(v, 4) : v, mask);
-            if constexpr (FifthBits) {
-                const __m256i qh =
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh[m][kHalfRows * h]));
-                op[m] = _mm256_or_si256(op[m], bit_to_bit4(qh, u));
-            }
+    static __m256i word(const Block& w, int h, int u, int m) {
+        const __m256i v = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(w.qs[8 * (u / 2) + m][kHalfRows * h]));
+        const __m256i op =
+            _mm256_and_si256(u % 2 ? _mm256_srli_epi16(v, 4) : v, _mm256_set1_epi8(0x0f));
+        if constexpr (FifthBits) {
+            const __m256i qh =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh[m][kHalfRows * h]));
+            return _mm256_or_si256(op, bit_to_bit4(qh, u));
+        } else {
+            return op;
         }
     }
-    static __m256i scale(const Scales& s, int u, int) {
-        return s.sc[u];
-    }
-    static __m256i init(const Scales&, const block_q8_K&) {
-        return _mm256_setzero_si256();
-    }
+    static __m256i scale(const Scales& s, int u, int) { return s.sc[u]; }
+    static __m256i init(const Scales&, const block_q8_K&) { return _mm256_setzero_si256(); }
     // The mins: sum_j m_j * (sum of sub-block j's 32 activations, at most 4096: pairs of
     // bsums), times -dmin * d_x.
     static __m256 finish(const Block& w, int h, const Scales& s, const block_q8_K& x, __m256 acc) {
@@ -430,9 +425,9 @@ struct Scales16 {
 // Q6_K: the 128 values of half-block H are 4 sub-block pairs k, value 128H + 32k + i the ql
 // nibble of word 8 (k % 2) + i / 4 (low for k < 2) plus bits 2k, 2k + 1 of qh word i / 4, as
 // bits 4-5. Unit u = 4H + j takes words 2j, 2j + 1 of those three rows and makes all four
-// pairs' operands from them (operand 2k + i is word 2j + i of pair k): each ql word is read
-// once for 2 operands and each qh word once for 4. Pair sums reach 2 * 63 * 128, so only two
-// add up in int16: an operand pair, one word column of one sub-block.
+// pairs' operands from them (operand 2k + i is word 2j + i of pair k): two operands share each
+// ql word and four each qh word. Pair sums reach 2 * 63 * 128, so only two add up in int16: an
+// operand pair, one word column of one sub-block.
 struct Q6K : OffsetLevels16<5> {
     using Block = block_q6_Kx16;
     static constexpr int kGroup = 2;
@@ -446,26 +441,21 @@ struct Q6K : OffsetLevels16<5> {
     static __m256i scale(const Scales& s, int u, int o0) {
         return s.sc[8 * (u / 4) + o0 + (u % 4) / 2];
     }
-    static void unit(const Block& w, int h, int u, __m256i* op) {
-        const int H = u / 4, j = u % 4;
-        const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+    // Operand o of unit u alone (o = 2k + i: pair k's word 2j + i).
+    static __m256i word(const Block& w, int h, int u, int o) {
+        const int H = u / 4, m = 2 * (u % 4) + o % 2, k = o / 2;
         const auto load = [&](const uint8_t(*rows)[kPackRows][4], int word) {
             return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[word][kHalfRows * h]));
         };
-        for (int i = 0; i < 2; i++) {
-            const int m = 2 * j + i;
-            const __m256i l0 = load(w.ql, 16 * H + m), l1 = load(w.ql, 16 * H + 8 + m);
-            const __m256i qh = load(w.qh, 8 * H + m);
-            // The 16-bit shifts bring in bits of the neighbouring byte; the masks clear them.
-            op[0 + i] = _mm256_or_si256(_mm256_and_si256(l0, low4),
-                                        _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45));
-            op[2 + i] = _mm256_or_si256(_mm256_and_si256(l1, low4),
-                                        _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45));
-            op[4 + i] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
-                                        _mm256_and_si256(qh, bits45));
-            op[6 + i] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                                        _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45));
-        }
+        const __m256i l = load(w.ql, 16 * H + 8 * (k % 2) + m), qh = load(w.qh, 8 * H + m);
+        // The 16-bit shifts bring in bits of the neighbouring byte; the masks clear them.
+        const __m256i low =
+            _mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), _mm256_set1_epi8(0x0f));
+        const __m256i high = k == 0   ? _mm256_slli_epi16(qh, 4)
+                             : k == 1 ? _mm256_slli_epi16(qh, 2)
+                             : k == 2 ? qh
+                                      : _mm256_srli_epi16(qh, 2);
+        return _mm256_or_si256(low, _mm256_and_si256(high, _mm256_set1_epi8(0x30)));
     }
 };
 

@@ -75,18 +75,15 @@ struct Q3K : OffsetLevels16<2> {
             }
         }
     };
-    static void unit(const Block& w, int h, int u, __m256i* op) {
-        two_bit_unit(w.qs, h, u, op);
-        // Bit u of each hmask byte moved to bit 2 (16-bit shifts keep it in its byte).
-        const __m256i four = _mm256_set1_epi8(4);
-#pragma GCC unroll 8
-        for (int m = 0; m < 8; m++) {
-            const __m256i hm =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.hmask[m][kHalfRows * h]));
-            const __m256i at2 =
-                u >= 2 ? _mm256_srli_epi16(hm, u - 2) : _mm256_slli_epi16(hm, 2 - u);
-            op[m] = _mm256_or_si256(op[m], _mm256_and_si256(at2, four));
-        }
+    static __m256i word(const Block& w, int h, int u, int m) {
+        const __m256i q = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(w.qs[8 * (u / 4) + m][kHalfRows * h]));
+        const __m256i hm =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.hmask[m][kHalfRows * h]));
+        const __m256i at2 = u >= 2 ? _mm256_srli_epi16(hm, u - 2) : _mm256_slli_epi16(hm, 2 - u);
+        return _mm256_or_si256(
+            _mm256_and_si256(_mm256_srli_epi16(q, 2 * (u % 4)), _mm256_set1_epi8(3)),
+            _mm256_and_si256(at2, _mm256_set1_epi8(4)));
     }
 };
 
