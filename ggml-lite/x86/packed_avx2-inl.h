@@ -253,9 +253,10 @@ void unit_operands(const typename K::Block& w, int h, int u, __m256i* op) {
 // One token (decode) takes a K's words one at a time, each made right where its dot takes it,
 // so that only one lives: made a unit at a time, Q3_K's, Q5_K's and Q6_K's 8 operands and the
 // second bit planes they come from crowded AVX2's 16 registers, and the compiler spilled them
-// (bench-kernels incache, one thread: Q3_K 8%, Q5_K 5-7%, Q6_K 4-10% faster by word; Q2_K and
-// Q4_K level, IQ4_XS 14-27% slower, so those keep their units). Tiles of several tokens make a
-// unit once for all of them.
+// (bench-kernels incache, one thread: Q3_K 8-10%, Q5_K 5-11%, Q6_K 4-10% faster by word, Q4_K,
+// whose word is Q5_K's without the fifth bits, level; Q2_K level and IQ4_XS 14-27% slower by
+// word, so those two keep their units). Tiles of several tokens make a unit once for all of
+// them.
 template <class K, int NT>
 void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
             int64_t y_stride, int nr) {
@@ -296,9 +297,11 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                 }
                 constexpr bool kByWord = NT == 1 && kHasWord<K>;
                 __m256i op[kByWord ? 1 : K::kOps];
-                if constexpr (!kByWord) unit_operands<K>(w[b], h, u, op);
-                    // One token at a time, its sum in memory: unrolled, the tokens' sums and
-                    // activation words crowd the unit's operands out of the registers.
+                if constexpr (!kByWord) {
+                    unit_operands<K>(w[b], h, u, op);
+                }
+                // One token at a time, its sum in memory: unrolled, the tokens' sums and
+                // activation words crowd the unit's operands out of the registers.
 #pragma GCC unroll 1
                 for (int t = 0; t < NT; t++) {
                     const int8_t* xq = opaque(act(t, b).qs);
