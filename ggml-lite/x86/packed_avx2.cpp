@@ -29,33 +29,33 @@ namespace {
 // the two dots below reads them, and in its activation block (Q4_1 and Q5_1: block_q8_1c, whose
 // s meets the rows' minimums in a second FMA).
 
-// The nibbles of Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL: the low ones of words 0-3 (elements 4m..), then
-// the high ones (16 + 4m..).
+// The nibbles of Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL: operand i is the low ones of word i (elements
+// 4i..) for i < 4, then the high ones of word i - 4 (16 + 4(i - 4)..).
+__m256i nibble_operand(const uint8_t (*qs)[kPackRows][4], int h, int i) {
+    const __m256i v =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[i % 4][kHalfRows * h]));
+    return _mm256_and_si256(i < 4 ? v : _mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0f));
+}
 void packed_nibbles(const uint8_t (*qs)[kPackRows][4], int h, __m256i* op) {
-    const __m256i mask = _mm256_set1_epi8(0x0f);
-#pragma GCC unroll 4
-    for (int m = 0; m < 4; m++) {
-        const __m256i v =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[m][kHalfRows * h]));
-        op[m] = _mm256_and_si256(v, mask);
-        op[m + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
-    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) op[i] = nibble_operand(qs, h, i);
 }
 
-// Unsigned levels q at most MaxLevel against the signed activations, from `init` (block_q8_0c's
-// correction c: c + sum q x is the reference's sum (q - offset) x; 0 for Q4_1 and Q5_1).
+// Unsigned levels q at most MaxLevel (operand i: op(i); unsigned_dot's from an array) against the
+// signed activations, from `init` (block_q8_0c's correction c: c + sum q x is the reference's
+// sum (q - offset) x; 0 for Q4_1 and Q5_1).
 // vpmaddubsw's int16 pair sums are at most 2 * MaxLevel * 128, so groups of as many as stay
 // below 2^15 add up in int16 exactly before one vpmaddwd each widens them: all 8 for 4-bit
 // levels (30720), 4 for 5-bit ones (31744).
-template <int MaxLevel>
-__m256i unsigned_dot(const __m256i* op, const int8_t* xq, int32_t init) {
+template <int MaxLevel, class Op>
+__m256i unsigned_dot_of(Op op, const int8_t* xq, int32_t init) {
 #if defined(LILA_AVX2_VNNI)
     // vpdpbusd: int32 sums, any level to 255. Two chains, each half as long as one.
     __m256i s0 = _mm256_set1_epi32(init), s1 = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int i = 0; i < 8; i += 2) {
-        s0 = _mm256_dpbusd_avx_epi32(s0, op[i], word(xq + 4 * i));
-        s1 = _mm256_dpbusd_avx_epi32(s1, op[i + 1], word(xq + 4 * i + 4));
+        s0 = _mm256_dpbusd_avx_epi32(s0, op(i), word(xq + 4 * i));
+        s1 = _mm256_dpbusd_avx_epi32(s1, op(i + 1), word(xq + 4 * i + 4));
     }
     return _mm256_add_epi32(s0, s1);
 #else
@@ -65,14 +65,18 @@ __m256i unsigned_dot(const __m256i* op, const int8_t* xq, int32_t init) {
     __m256i sum = _mm256_set1_epi32(init);
 #pragma GCC unroll 2
     for (int g = 0; g < 8; g += kGroup) {
-        __m256i s = _mm256_maddubs_epi16(op[g], word(xq + 4 * g));
+        __m256i s = _mm256_maddubs_epi16(op(g), word(xq + 4 * g));
 #pragma GCC unroll 8
         for (int i = g + 1; i < g + kGroup; i++)
-            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(op[i], word(xq + 4 * i)));
+            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(op(i), word(xq + 4 * i)));
         sum = _mm256_add_epi32(sum, _mm256_madd_epi16(s, ones));
     }
     return sum;
 #endif
+}
+template <int MaxLevel>
+__m256i unsigned_dot(const __m256i* op, const int8_t* xq, int32_t init) {
+    return unsigned_dot_of<MaxLevel>([op](int i) { return op[i]; }, xq, init);
 }
 
 #if !defined(LILA_AVX2_VNNI)
@@ -96,15 +100,14 @@ __m256i signed_dot(const __m256i* op, const block_q8_0c& x) {
 #endif
 
 // Q5_0 and Q5_1: the fifth bits to bit 4 of the nibbles. Element 4i + k's bit is bit i of byte k
-// of the row's word (packed.h): the word shifted by 4 - i puts operand i's at bit 4 of each byte.
-void add_packed_fifth_bits(const uint8_t (*qh)[4], int h, __m256i* op) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh[kHalfRows * h]));
-    const __m256i bit4 = _mm256_set1_epi8(0x10);
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) {
-        const __m256i at4 = i < 4 ? _mm256_slli_epi32(v, 4 - i) : _mm256_srli_epi32(v, i - 4);
-        op[i] = _mm256_or_si256(op[i], _mm256_and_si256(at4, bit4));
-    }
+// of the row's word (packed.h), qh the half's 8 words: the word shifted by 4 - i puts operand i's
+// at bit 4 of each byte.
+__m256i half_fifth_bits(const uint8_t (*qh)[4], int h) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh[kHalfRows * h]));
+}
+__m256i with_fifth_bits(__m256i nibbles, __m256i qh, int i) {
+    const __m256i at4 = i < 4 ? _mm256_slli_epi32(qh, 4 - i) : _mm256_srli_epi32(qh, i - 4);
+    return _mm256_or_si256(nibbles, _mm256_and_si256(at4, _mm256_set1_epi8(0x10)));
 }
 
 // Q4_0, Q4_1, Q5_0, Q5_1: the nibbles, with the fifth bits where the block has them, dotted
@@ -118,12 +121,29 @@ struct PackedNibbles {
     static constexpr int kMaxLevel = FifthBits ? 31 : 15;
     static void load(const Block& w, int h, __m256i* op) {
         packed_nibbles(w.qs, h, op);
-        if constexpr (FifthBits) add_packed_fifth_bits(w.qh, h, op);
+        if constexpr (FifthBits) {
+            const __m256i qh = half_fifth_bits(w.qh, h);
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; i++) op[i] = with_fifth_bits(op[i], qh, i);
+        }
     }
     static __m256i dot(const __m256i* op, const Act& x) {
         int32_t init = 0;
         if constexpr (std::is_same_v<Act, block_q8_0c>) init = x.c;
         return unsigned_dot<kMaxLevel>(op, x.qs, init);
+    }
+    // One token (packed_decode): each operand made right before its dot, so that the 8 of a
+    // half are not held in registers (which AVX2's 16 did not fit beside the fifth bits: GCC
+    // spilled them; bench-kernels incache/q5_0 and q5_1, one thread, 9-18% faster so). Flattened:
+    // GCC called the dot with the operand maker as an argument in memory otherwise (Q5_1 twice
+    // as slow).
+    [[gnu::flatten]] static __m256i dot_words(const Block& w, int h,
+                                              const Act& x) requires FifthBits {
+        int32_t init = 0;
+        if constexpr (std::is_same_v<Act, block_q8_0c>) init = x.c;
+        const __m256i qh = half_fifth_bits(w.qh, h);
+        return unsigned_dot_of<kMaxLevel>(
+            [&](int i) { return with_fifth_bits(nibble_operand(w.qs, h, i), qh, i); }, x.qs, init);
     }
 };
 using PackedQ4 = PackedNibbles<block_q4_0x16, block_q8_0c, false>;
@@ -239,20 +259,23 @@ struct HalfScales {
     }
 };
 
-// acc plus a half's term for token xa: op the half's operands (P::load), unpacked once for every
-// token they meet, s its scales, mag the token's activations' magnitudes (where P takes them).
+// acc plus a half's term for token xa from its integer sum isum and s, the half's scales.
 template <class P>
-__m256 add_token(const __m256i* op, const HalfScales<P>& s, const typename P::Act& xa,
-                 const int8_t* mag, __m256 acc) {
-    __m256i isum;
-    if constexpr (kMagnitudes<P>) {
-        isum = P::dot(op, xa, mag);
-    } else {
-        isum = P::dot(op, xa);
-    }
+__m256 add_sum(__m256i isum, const HalfScales<P>& s, const typename P::Act& xa, __m256 acc) {
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(s.d, _mm256_set1_ps(xa.d)), acc);
     if constexpr (HalfScales<P>::kMin) acc = _mm256_fmadd_ps(s.m, _mm256_set1_ps(xa.s), acc);
     return acc;
+}
+// The same from op, the half's operands (P::load), unpacked once for every token they meet, and
+// mag the token's activations' magnitudes (where P takes them).
+template <class P>
+__m256 add_token(const __m256i* op, const HalfScales<P>& s, const typename P::Act& xa,
+                 const int8_t* mag, __m256 acc) {
+    if constexpr (kMagnitudes<P>) {
+        return add_sum(P::dot(op, xa, mag), s, xa, acc);
+    } else {
+        return add_sum(P::dot(op, xa), s, xa, acc);
+    }
 }
 
 // One token against G groups (decode; PackedKernels::gemv2 for G = 2), the groups' block
@@ -271,9 +294,14 @@ void packed_decode(int64_t nb, const typename P::Block* const* w, const uint8_t*
         for (int g = 0; g < G; g++) {
             prefetch_block(w[g] + b, kLead);
             for (int h = 0; h < halves(nr[g]); h++) {
-                __m256i op[P::kOps];
-                P::load(w[g][b], h, op);
-                acc[g][h] = add_token(op, HalfScales<P>(w[g][b], h), xa[b], mag, acc[g][h]);
+                if constexpr (requires { P::dot_words(w[g][b], h, xa[b]); }) {
+                    acc[g][h] = add_sum(P::dot_words(w[g][b], h, xa[b]), HalfScales<P>(w[g][b], h),
+                                        xa[b], acc[g][h]);
+                } else {
+                    __m256i op[P::kOps];
+                    P::load(w[g][b], h, op);
+                    acc[g][h] = add_token(op, HalfScales<P>(w[g][b], h), xa[b], mag, acc[g][h]);
+                }
             }
         }
     }
