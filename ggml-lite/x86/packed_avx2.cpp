@@ -134,7 +134,7 @@ struct PackedNibbles {
     }
     // One token (packed_decode): each operand made right before its dot, so that the 8 of a
     // half are not held in registers (which AVX2's 16 did not fit beside the fifth bits: GCC
-    // spilled them; bench-kernels incache/q5_0 and q5_1, one thread, 9-18% faster so). Flattened:
+    // spilled them; bench-kernels incache/q5_0 and q5_1, one thread, 13-18% faster so). Flattened:
     // GCC called the dot with the operand maker as an argument in memory otherwise (Q5_1 twice
     // as slow).
     [[gnu::flatten]] static __m256i dot_words(const Block& w, int h,

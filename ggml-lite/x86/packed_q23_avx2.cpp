@@ -17,15 +17,11 @@
 namespace ggml_lite::LILA_AVX2_NS {
 namespace {
 
-// Unit u's 2-bit fields of half h as unsigned bytes.
-void two_bit_unit(const uint8_t (*qs)[kPackRows][4], int h, int u, __m256i* op) {
-    const __m256i low2 = _mm256_set1_epi8(3);
-#pragma GCC unroll 8
-    for (int m = 0; m < 8; m++) {
-        const __m256i q = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(qs[8 * (u / 4) + m][kHalfRows * h]));
-        op[m] = _mm256_and_si256(_mm256_srli_epi16(q, 2 * (u % 4)), low2);
-    }
+// Word m of unit u: its 2-bit fields of half h as unsigned bytes.
+__m256i two_bit_word(const uint8_t (*qs)[kPackRows][4], int h, int u, int m) {
+    const __m256i q =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[8 * (u / 4) + m][kHalfRows * h]));
+    return _mm256_and_si256(_mm256_srli_epi16(q, 2 * (u % 4)), _mm256_set1_epi8(3));
 }
 
 // The scales of sub-blocks 2p and 2p + 1 of 8 rows (bytes 0-7 and 8-15 of v): sc[0] and sc[1]
@@ -76,14 +72,12 @@ struct Q3K : OffsetLevels16<2> {
         }
     };
     static __m256i word(const Block& w, int h, int u, int m) {
-        const __m256i q = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(w.qs[8 * (u / 4) + m][kHalfRows * h]));
+        // Bit u of each hmask byte moved to bit 2 (16-bit shifts keep it in its byte).
         const __m256i hm =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.hmask[m][kHalfRows * h]));
         const __m256i at2 = u >= 2 ? _mm256_srli_epi16(hm, u - 2) : _mm256_slli_epi16(hm, 2 - u);
-        return _mm256_or_si256(
-            _mm256_and_si256(_mm256_srli_epi16(q, 2 * (u % 4)), _mm256_set1_epi8(3)),
-            _mm256_and_si256(at2, _mm256_set1_epi8(4)));
+        return _mm256_or_si256(two_bit_word(w.qs, h, u, m),
+                               _mm256_and_si256(at2, _mm256_set1_epi8(4)));
     }
 };
 
@@ -104,9 +98,16 @@ struct Q2K : UnsignedLevels {
             }
         }
     };
-    static void unit(const Block& w, int h, int u, __m256i* op) { two_bit_unit(w.qs, h, u, op); }
-    static __m256i scale(const Scales& s, int u, int m) { return s.sc[2 * u + m / 4]; }
-    static __m256i init(const Scales&, const block_q8_K&) { return _mm256_setzero_si256(); }
+    static void unit(const Block& w, int h, int u, __m256i* op) {
+#pragma GCC unroll 8
+        for (int m = 0; m < 8; m++) op[m] = two_bit_word(w.qs, h, u, m);
+    }
+    static __m256i scale(const Scales& s, int u, int m) {
+        return s.sc[2 * u + m / 4];
+    }
+    static __m256i init(const Scales&, const block_q8_K&) {
+        return _mm256_setzero_si256();
+    }
     // The mins: sum_g m_g bsum_g, times -dmin * d_x.
     static __m256 finish(const Block& w, int h, const Scales& s, const block_q8_K& x, __m256 acc) {
         const __m256 dmin = _mm256_cvtph_ps(
