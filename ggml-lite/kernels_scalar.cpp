@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "iq_grids.h"
 #include "kernels.h"
 #include "packed.h"
 #include "quant.h"
@@ -533,6 +534,51 @@ float packed_block(const block_gridx16& w, int r, const block_q8_K& x, float sum
     return std::fma(static_cast<float>(isum), w.d[r] * x.d, sum);
 }
 
+// IQ2_XXS and IQ3_XXS in their stripes (packed.h: block_grid_xxsx4), as dot_grid sums them:
+// value j of sub-block ib is the grid magnitude negated where grid_signs says, ls = 2s + 1 its
+// scale from the four sign bytes' bit 0.
+int xxs_magnitude(const block_iq2_xxsx4& w, int ib, int i, int j) {
+    return static_cast<int>((iq2xxs_grid[w.grid[ib][i][j / 8]] >> (8 * (j % 8))) & 0xff);
+}
+int xxs_magnitude(const block_iq3_xxsx4& w, int ib, int i, int j) {
+    return static_cast<int>((iq3xxs_grid[w.grid[ib][i][j / 4]] >> (8 * (j % 4))) & 0xff);
+}
+template <class Quad, class Block>
+float xxs_stripe_block(const Quad& w, int i, const block_q8_K& x, float sum) {
+    int32_t isum = 0;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        int32_t dot = 0, s = 0;
+        for (int l = 0; l < 4; l++) {
+            const uint8_t code = w.signs[ib][i][l], signs = grid_signs(code);
+            s |= (code & 1) << l;
+            for (int k = 0; k < 8; k++) {
+                const int j = 8 * l + k, m = xxs_magnitude(w, ib, i, j);
+                dot += ((signs >> k) & 1 ? -m : m) * x.qs[32 * ib + j];
+            }
+        }
+        isum += (2 * s + 1) * dot;
+    }
+    return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[i]) * Block::kScale * x.d, sum);
+}
+
+// Row r of a group of stripes against token t, super-block column by column.
+template <class Quad, class Block>
+void packed_gemm_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                     int64_t y_stride, int nr, int nt) {
+    const auto* quads = static_cast<const Quad*>(w);
+    const int64_t nb = n / QK_K;
+    for (int t = 0; t < nt; t++) {
+        const auto* xb =
+            reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(x) + t * x_stride);
+        for (int r = 0; r < nr; r++) {
+            float sum = 0.0f;
+            for (int64_t b = 0; b < nb; b++)
+                sum = xxs_stripe_block<Quad, Block>(quads[r / 4 * nb + b], r % 4, xb[b], sum);
+            y[t * y_stride + r] = sum;
+        }
+    }
+}
+
 // Row r of the group against token t, block column by block column (Values values each).
 template <class Packed, class Act, int Values>
 void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
@@ -700,6 +746,10 @@ const Kernels& kernels_scalar() {
              {from_float(Type::Q8_K), packed_gemm<block_iq4_xsx16, block_q8_K, QK_K>}},
             {Type::Q3_K, {from_float(Type::Q8_K), packed_gemm<block_q3_Kx16, block_q8_K, QK_K>}},
             {Type::Q2_K, {from_float(Type::Q8_K), packed_gemm<block_q2_Kx16, block_q8_K, QK_K>}},
+            {Type::IQ2_XXS,
+             {from_float(Type::Q8_K), packed_gemm_xxs<block_iq2_xxsx4, block_iq2_xxs>}},
+            {Type::IQ3_XXS,
+             {from_float(Type::Q8_K), packed_gemm_xxs<block_iq3_xxsx4, block_iq3_xxs>}},
         };
         Kernels k = with_overrides(Kernels{}, Isa::Scalar, types, packed);
         k.rmsnorm = rmsnorm;

@@ -80,16 +80,24 @@ void run_pair(const Product& p, const ActFormat& f, int64_t u, int64_t v) {
 constexpr int64_t kGridPackTokens = 8;
 
 // Group u of a grid type (p.grid) against tokens [t0, t1): its rows decoded into this thread's
-// buffer (which only grows), then the grid kernel.
+// buffer (which only grows), then the grid kernel. A packed matrix's rows come from its packed
+// group (the file's rows are let go once packed: model.cpp).
 void run_grid(const Product& p, const ActFormat& f, int64_t u, int64_t t0, int64_t t1) {
     const Matrix& W = *p.W;
     const int64_t r_begin = u * kPackRows;
     const int nr = static_cast<int>(std::min<int64_t>(kPackRows, W.rows - r_begin));
-    thread_local std::vector<uint8_t> group;
+    const size_t w_row = row_size(W.type, W.cols);
+    thread_local std::vector<uint8_t> group, rows;
     group.resize(std::max(group.size(), grid_group_size(W.cols)));
-    pack_grid_group(W.type, p.tile->grid_block,
-                    static_cast<const uint8_t*>(W.data) + r_begin * row_size(W.type, W.cols), nr,
-                    W.cols, group.data());
+    const uint8_t* src = static_cast<const uint8_t*>(W.data) + r_begin * w_row;
+    if (W.packed) {
+        rows.resize(std::max(rows.size(), kPackRows * w_row));
+        unpack_group(W.type,
+                     static_cast<const uint8_t*>(W.packed) + u * packed_group_size(W.type, W.cols),
+                     nr, W.cols, rows.data());
+        src = rows.data();
+    }
+    pack_grid_group(W.type, p.tile->grid_block, src, nr, W.cols, group.data());
     for (int64_t t = t0; t < t1; t += kPackTokens) {
         const int nt = static_cast<int>(std::min<int64_t>(kPackTokens, t1 - t));
         p.grid(W.cols, group.data(), f.rows + t * f.row_bytes, f.row_bytes,
@@ -161,7 +169,9 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
         p = {&W, o.y, nullptr, &k.of(W.type), 0, groups, groups};
         ActFormat f;
         const PackedKernels& pk = k.packed_of(W.type);
-        if (W.packed && pk.gemm) {
+        // Grid types run prefill through their decoded levels, packed or not.
+        const bool grid = wt.grid_block && n_tokens >= kGridPackTokens;
+        if (W.packed && pk.gemm && !grid) {
             p.packed = &pk;
             f = {pk.quantize, packed_activation_size(W.type, cols)};
             p.pairs = n_tokens == 1 && pk.gemv2 && groups >= 2;
@@ -170,7 +180,7 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
             f = {nullptr, cols * sizeof(float)};
         } else {
             // The grid kernel reads the Q8_K rows the grid tiles read.
-            if (wt.grid_block && n_tokens >= kGridPackTokens) p.grid = k.grid_gemm;
+            if (grid) p.grid = k.grid_gemm;
             f = {k.of(wt.vec_dot_type).from_float, row_size(wt.vec_dot_type, cols)};
         }
         int i = 0;
@@ -279,6 +289,17 @@ std::string kernel_path(const Kernels& k, Type t) {
     if (k.isa != Isa::Scalar && borrowed) {
         return "scalar reference (no " + isa + " kernel for " + type_name(t) + ")";
     }
+    // A grid type's prefill, packed or not.
+    const auto grid_prefill = [&] {
+        const bool grid_ref = k.grid_gemm == ref.grid_gemm && k.isa != Isa::Scalar;
+        return "; prefill of " + std::to_string(kGridPackTokens) +
+               " tokens and more decodes each 16-row group to 8-bit levels for the " +
+               (grid_ref ? std::string("scalar reference's") : isa) + " packed kernel";
+    };
+    if (packed && traits(t).grid_block) {
+        return isa + ", weights packed at load in 4-row stripes, activations as " +
+               type_name(traits(t).vec_dot_type) + grid_prefill();
+    }
     if (packed) {
         // Float weights whose kernel converts the activations: the BF16 dot path (packed.h).
         const bool bf16_dot = !traits(t).quantized && k.packed_of(t).quantize;
@@ -303,12 +324,7 @@ std::string kernel_path(const Kernels& k, Type t) {
     }
     if (!k.of(t).vec_dot) return "none";
     std::string path = isa + ", activations as " + type_name(traits(t).vec_dot_type);
-    if (traits(t).grid_block) {
-        const bool grid_ref = k.grid_gemm == ref.grid_gemm && k.isa != Isa::Scalar;
-        path += "; prefill of " + std::to_string(kGridPackTokens) +
-                " tokens and more decodes each 16-row group to 8-bit levels for the " +
-                (grid_ref ? std::string("scalar reference's") : isa) + " packed kernel";
-    }
+    if (traits(t).grid_block) path += grid_prefill();
     return path;
 }
 

@@ -2,10 +2,12 @@
 #include "packed.h"
 
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "iq_grids.h"
 #include "quant.h"
 
 namespace ggml_lite {
@@ -118,6 +120,72 @@ void pack_group(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_by
     }
 }
 
+// Where sub-block ib (32 values) of an IQ2_XXS or IQ3_XXS row keeps its grid indices and its
+// word of signs and scale (quant.h), in bytes from the block's start.
+struct XxsFields {
+    size_t indices, word;
+};
+XxsFields xxs_fields(const block_iq2_xxs*, int ib) {
+    return {offsetof(block_iq2_xxs, qs) + 8 * ib, offsetof(block_iq2_xxs, qs) + 8 * ib + 4};
+}
+XxsFields xxs_fields(const block_iq3_xxs*, int ib) {
+    return {offsetof(block_iq3_xxs, qs) + 8 * ib, offsetof(block_iq3_xxs, qs) + QK_K / 4 + 4 * ib};
+}
+
+// Row i of a stripe's column (packed.h: block_grid_xxsx4) from a row's block, and back.
+template <int Indices, class Block>
+void put_row(block_grid_xxsx4<Indices>& p, int i, const Block& b) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&b);
+    p.d[i] = b.d;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        const XxsFields f = xxs_fields(&b, ib);
+        std::memcpy(p.grid[ib][i], bytes + f.indices, Indices);
+        uint32_t word;
+        std::memcpy(&word, bytes + f.word, 4);
+        for (int l = 0; l < 4; l++) {
+            p.signs[ib][i][l] = static_cast<uint8_t>(grid_sign_code(even_signs(word >> (7 * l))) |
+                                                     ((word >> (28 + l)) & 1));
+        }
+    }
+}
+template <int Indices, class Block>
+void get_row(const block_grid_xxsx4<Indices>& p, int i, Block& b) {
+    auto* bytes = reinterpret_cast<uint8_t*>(&b);
+    b.d = p.d[i];
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        const XxsFields f = xxs_fields(&b, ib);
+        std::memcpy(bytes + f.indices, p.grid[ib][i], Indices);
+        uint32_t word = 0;
+        for (int l = 0; l < 4; l++) {
+            const uint8_t code = p.signs[ib][i][l];
+            word |= (grid_signs(code) & 0x7fu) << (7 * l) | (code & 1u) << (28 + l);
+        }
+        std::memcpy(bytes + f.word, &word, 4);
+    }
+}
+
+// A group of IQ2_XXS or IQ3_XXS rows as 4 stripes of 4 rows (packed.h); rows past rows_left
+// stay zero.
+template <class Block, int Indices>
+void pack_stripes(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_bytes, uint8_t* d) {
+    using Quad = block_grid_xxsx4<Indices>;
+    static_assert(sizeof(Quad) == 4 * sizeof(Block), "a group keeps its rows' bytes");
+    auto* dst = reinterpret_cast<Quad*>(d);
+    if (rows_left < kPackRows) std::memset(dst, 0, kPackRows / 4 * nb * sizeof(Quad));
+    for (int r = 0; r < kPackRows && r < rows_left; r++) {
+        const auto* row = reinterpret_cast<const Block*>(src + r * row_bytes);
+        for (int64_t b = 0; b < nb; b++) put_row(dst[r / 4 * nb + b], r % 4, row[b]);
+    }
+}
+template <class Block, int Indices>
+void unpack_stripes(const uint8_t* src, int rows, int64_t nb, size_t row_bytes, uint8_t* d) {
+    const auto* quads = reinterpret_cast<const block_grid_xxsx4<Indices>*>(src);
+    for (int r = 0; r < rows; r++) {
+        auto* row = reinterpret_cast<Block*>(d + r * row_bytes);
+        for (int64_t b = 0; b < nb; b++) get_row(quads[r / 4 * nb + b], r % 4, row[b]);
+    }
+}
+
 // A group of 16 rows of `cols` float, half or bfloat16 values, 4 columns by 4 columns.
 template <class Elem>
 void pack_float_group(const uint8_t* src, int64_t rows_left, int64_t cols, size_t row_bytes,
@@ -140,6 +208,9 @@ struct Layout {
     // The packed kernels' activation rows: act_bytes per act_values values.
     size_t act_bytes;
     int64_t act_values;
+    // The inverse of pack for the first `rows` rows (unpack_group), where prefill needs it.
+    void (*unpack)(const uint8_t* src, int rows, int64_t nb, size_t row_bytes,
+                   uint8_t* dst) = nullptr;
 };
 
 constexpr Layout kLayouts[] = {
@@ -158,6 +229,10 @@ constexpr Layout kLayouts[] = {
     {Type::IQ4_XS, pack_group<block_iq4_xs, block_iq4_xsx16>, sizeof(block_q8_K), QK_K},
     {Type::Q3_K, pack_group<block_q3_K, block_q3_Kx16>, sizeof(block_q8_K), QK_K},
     {Type::Q2_K, pack_group<block_q2_K, block_q2_Kx16>, sizeof(block_q8_K), QK_K},
+    {Type::IQ2_XXS, pack_stripes<block_iq2_xxs, 4>, sizeof(block_q8_K), QK_K,
+     unpack_stripes<block_iq2_xxs, 4>},
+    {Type::IQ3_XXS, pack_stripes<block_iq3_xxs, 8>, sizeof(block_q8_K), QK_K,
+     unpack_stripes<block_iq3_xxs, 8>},
 };
 
 // t's layout; nullptr when t has none. Throws std::invalid_argument, as type_slot() does, for a
@@ -222,6 +297,16 @@ void pack_grid_group(Type t, GridBlockFn decode, const void* src, int rows, int6
             }
         }
     }
+}
+
+void unpack_group(Type t, const void* src, int rows, int64_t cols, void* dst) {
+    const Layout& l = layout(t, "unpack_group");
+    if (!l.unpack) {
+        throw std::invalid_argument(std::string("unpack_group: ") + type_name(t) +
+                                    "'s packed layout is not unpacked");
+    }
+    l.unpack(static_cast<const uint8_t*>(src), rows, cols / block_size(t), row_size(t, cols),
+             static_cast<uint8_t*>(dst));
 }
 
 void pack_groups(Type t, const void* src, int64_t rows, int64_t cols, void* dst, int64_t g0,

@@ -13,7 +13,11 @@
 //   column, word m (4 bytes) of every row sits side by side, so one 64-byte load is 4 bytes of
 //   each of the 16 rows: exactly a vpdpbusd operand whose int32 lane r sums row r. The per-row
 //   scales are side by side too (16 lanes).
-// The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned), so a
+// - IQ2_XXS, IQ3_XXS: 4 stripes of 4 rows, each row's fields of a sub-block side by side
+//   (block_grid_xxsx4 below): their decode is table lookups per row, and 4 rows are what one
+//   step's registers hold.
+// The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned, the
+// IQ2_XXS and IQ3_XXS signs coded anew in as many bits), so a
 // packed matrix takes the memory of the original.
 #pragma once
 
@@ -141,6 +145,43 @@ struct block_q2_Kx16 {
 };
 static_assert(sizeof(block_q2_Kx16) == 16 * 84);
 
+// IQ2_XXS and IQ3_XXS: a group of 16 rows as 4 stripes of 4 rows (rows 4k..4k + 3 in stripe k),
+// each stripe nb super-block columns of block_grid_xxsx4 one after the other, so one token reads
+// a stripe front to back and decodes its 4 rows' signs and scales a sub-block (32 values) at a
+// time with one instruction each (ik_llama.cpp's _R4 idea, with lila's bits). In a column: d[i]
+// is row i's d; grid[ib][i] its grid indices of sub-block ib in order (IQ2_XXS: 4 into
+// iq2xxs_grid, 8 values each; IQ3_XXS: 8 into iq3xxs_grid, 4 each); signs[ib][i][l] the signs of
+// its values 8l..8l + 7 as grid_sign_code writes them, with bit l of the sub-block's scale s in
+// bit 0. The same bytes as the rows' (the sign code takes 7 bits, as the file's sign index does).
+template <int Indices>
+struct block_grid_xxsx4 {
+    fp16_t d[4];
+    uint8_t grid[8][4][Indices];
+    uint8_t signs[8][4][4];
+};
+using block_iq2_xxsx4 = block_grid_xxsx4<4>;
+using block_iq3_xxsx4 = block_grid_xxsx4<8>;
+static_assert(sizeof(block_iq2_xxsx4) == 4 * 66);
+static_assert(sizeof(block_iq3_xxsx4) == 4 * 98);
+
+// A group's 8 signs (bit j: value j negated; an even number of them, iq_grids.h: even_signs) as
+// bits 1..7 of a byte, bit i holding s_i ^ s_i+1 ^ ... ^ s_7. grid_signs gives all 8 back, bit
+// 0 included (s_1 ^ ... ^ s_7 is s_0 by the parity), with two operations that SIMD code runs on
+// 16 or 64 bytes at once, where the file's 7-bit index needs a table lookup per group; bit 0 of
+// the byte is left free for the scale.
+constexpr uint8_t grid_sign_code(uint8_t signs) {
+    uint32_t code = 0, suffix = 0;
+    for (int i = 7; i >= 1; i--) {
+        suffix ^= (signs >> i) & 1u;
+        code |= suffix << i;
+    }
+    return static_cast<uint8_t>(code);
+}
+constexpr uint8_t grid_signs(uint8_t code) {
+    const uint32_t c = code & 0xfeu;
+    return static_cast<uint8_t>(c ^ (c >> 1));
+}
+
 // The grid types (IQ1_S ... IQ3_S) in prefill: one super-block column of 16 rows decoded
 // (quant.h: GridLevels), d[r] = row r's d kScale, scales[g][r] = its ls of values 16g..16g+15
 // (odd, at most 31), qs[w][r] = its levels of values 4w..4w+3 plus 64 (|q| <= 62, so 2..126:
@@ -198,12 +239,12 @@ constexpr int64_t packed_float_index(int64_t n, int64_t c, int r) {
 }
 
 // True for the types that have a packed layout (a row of packed.cpp's layouts): F32, F16, BF16,
-// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K. The functions
-// below throw std::invalid_argument for the others.
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ2_XXS, IQ3_XXS.
+// The functions below throw std::invalid_argument for the others.
 bool packable(Type t);
 // Bytes of one activation row of `cols` values as the packed kernels of weight type t read it:
 // floats for F32/F16/BF16, block_q8_0c for Q4_0/Q5_0/IQ4_NL/Q8_0, block_q8_1c for Q4_1/Q5_1,
-// block_q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS/Q3_K/Q2_K.
+// block_q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS/Q3_K/Q2_K/IQ2_XXS/IQ3_XXS.
 size_t packed_activation_size(Type t, int64_t cols);
 // Bytes of one packed group of 16 rows of `cols` columns: those of the 16 rows.
 size_t packed_group_size(Type t, int64_t cols);
@@ -214,6 +255,11 @@ size_t grid_group_size(int64_t cols);
 // of block_gridx16 columns at dst; rows past `rows` are zeros.
 void pack_grid_group(Type t, GridBlockFn decode, const void* src, int rows, int64_t cols,
                      void* dst);
+// The first `rows` rows (at most kPackRows) of one packed group of `cols` columns back in the
+// file's layout, row_size(t, cols) bytes apart at dst: prefill of a packed grid type decodes
+// them (ops.cpp), the file's rows being gone. Throws std::invalid_argument for the types whose
+// layout has no inverse here (all but IQ2_XXS and IQ3_XXS).
+void unpack_group(Type t, const void* src, int rows, int64_t cols, void* dst);
 // Packs groups [g0, g1) of a matrix of `rows` rows (row_size(t, cols) bytes each, contiguous)
 // into dst, which holds the packed groups from group 0 on. Rows past `rows` are zeros.
 void pack_groups(Type t, const void* src, int64_t rows, int64_t cols, void* dst, int64_t g0,

@@ -673,6 +673,8 @@ constexpr PackedOverride kPacked[] = {
     {Type::IQ4_XS, {quantize_q8_K, avx512::packed_gemm_iq4_xs}},
     {Type::Q3_K, {quantize_q8_K, avx512::packed_gemm_q3_K}},
     {Type::Q2_K, {quantize_q8_K, avx512::packed_gemm_q2_K}},
+    {Type::IQ2_XXS, {quantize_q8_K, avx512::packed_gemm_iq2_xxs}},
+    {Type::IQ3_XXS, {quantize_q8_K, avx512::packed_gemm_iq3_xxs}},
 };
 
 }  // namespace

@@ -21,11 +21,13 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ggml-lite/iq_grids.h"
 #include "ggml-lite/kernels.h"
+#include "ggml-lite/ops.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
 #include "ggml-lite/type.h"
@@ -277,6 +279,98 @@ TEST(GridTypes, SimdDotsAreScalarBits) {
                 EXPECT_EQ(k->of(t).vec_dot(n, w.data(), x.data()), want)
                     << isa_name(k->isa) << ' ' << type_name(t) << " blocks=" << blocks;
             }
+        }
+    }
+}
+
+// The sign code of IQ2_XXS's and IQ3_XXS's stripes gives back all 8 signs of every 7-bit field,
+// the parity bit included, and leaves bit 0 free for the scale.
+TEST(GridTypes, SignCodeGivesEverySign) {
+    for (uint32_t seven = 0; seven < 128; seven++) {
+        const uint8_t signs = even_signs(seven), code = grid_sign_code(signs);
+        EXPECT_EQ(code & 1, 0) << seven;
+        EXPECT_EQ(grid_signs(code), signs) << seven;
+        EXPECT_EQ(grid_signs(code | 1), signs) << seven;
+    }
+}
+
+// The stripes (packed.h: block_grid_xxsx4) hold their rows: unpack_group gives back the file's
+// bytes of every row of a short last group, and the rows past it are zeros (d = 0).
+TEST(GridTypes, StripesHoldTheRows) {
+    constexpr int64_t kRows = 21, kBlocks = 3, n = kBlocks * QK_K;
+    for (Type t : {Type::IQ2_XXS, Type::IQ3_XXS}) {
+        const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 23);
+        const size_t group = packed_group_size(t, n), row = row_size(t, n);
+        std::vector<uint8_t> p(2 * group);
+        pack_groups(t, w.data(), kRows, n, p.data(), 0, 2);
+        std::vector<uint8_t> back(kPackRows * row, 0xa5);
+        unpack_group(t, p.data(), kPackRows, n, back.data());
+        EXPECT_EQ(0, std::memcmp(back.data(), w.data(), kPackRows * row)) << type_name(t);
+        unpack_group(t, p.data() + group, kPackRows, n, back.data());
+        EXPECT_EQ(0,
+                  std::memcmp(back.data(), w.data() + kPackRows * row, (kRows - kPackRows) * row))
+            << type_name(t);
+        std::vector<float> f(n);
+        for (int64_t r = kRows - kPackRows; r < kPackRows; r++) {
+            traits(t).to_float(back.data() + r * row, f.data(), n);
+            EXPECT_TRUE(std::all_of(f.begin(), f.end(), [](float v) { return v == 0.0f; }))
+                << type_name(t) << " padding row " << r;
+        }
+    }
+    EXPECT_THROW(unpack_group(Type::Q4_K, nullptr, 1, 256, nullptr), std::invalid_argument);
+}
+
+// A row in stripes gives its vec_dot's bits in every table (decode then matches the unpacked
+// rows' prefill), the activations taking every byte, -128 included; and matmul of the packed
+// matrix gives the same bits one token at a time as a batch, which runs through the rows
+// unpacked and decoded (ops.cpp: run_grid).
+TEST(GridTypes, StripesKeepTheRowsBits) {
+    constexpr int64_t kRows = 37, kBlocks = 2, n = kBlocks * QK_K, kTokens = 9;
+    std::mt19937 rng(31);
+    std::vector<block_q8_K> x(kTokens * kBlocks);
+    for (block_q8_K& b : x) {
+        b.d = std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
+        for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
+        test::set_bsums(b);
+    }
+    for (Type t : {Type::IQ2_XXS, Type::IQ3_XXS}) {
+        const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 37);
+        const size_t row = row_size(t, n), group = packed_group_size(t, n);
+        std::vector<uint8_t> p(3 * group);
+        pack_groups(t, w.data(), kRows, n, p.data(), 0, 3);
+        for (const Kernels* k : test::all_tables()) {
+            const PackedKernels& pk = k->packed_of(t);
+            if (!pk.gemm) continue;
+            for (int64_t g = 0; g < 3; g++) {
+                const int nr =
+                    static_cast<int>(std::min<int64_t>(kPackRows, kRows - g * kPackRows));
+                std::vector<float> got(kTokens * kPackRows);
+                pk.gemm(n, p.data() + g * group, x.data(), kBlocks * sizeof(block_q8_K), got.data(),
+                        kPackRows, nr, static_cast<int>(kTokens));
+                for (int64_t tok = 0; tok < kTokens; tok++) {
+                    for (int r = 0; r < nr; r++) {
+                        const float want = kernels_scalar().of(t).vec_dot(
+                            n, w.data() + (g * kPackRows + r) * row, x.data() + tok * kBlocks);
+                        ASSERT_EQ(got[tok * kPackRows + r], want)
+                            << isa_name(k->isa) << ' ' << type_name(t) << " row "
+                            << g * kPackRows + r << " token " << tok;
+                    }
+                }
+            }
+        }
+        const std::vector<float> xf = test::random_floats(kTokens * n, 38);
+        const Matrix plain{t, kRows, n, w.data()};
+        Matrix packed = plain;
+        packed.packed = p.data();
+        for (const Kernels* k : test::all_tables()) {
+            if (!k->packed_of(t).gemm) continue;
+            Context ctx;
+            ctx.k = k;
+            std::vector<float> batch(kTokens * kRows), one(kTokens * kRows);
+            matmul(ctx, packed, xf.data(), kTokens, batch.data());
+            for (int64_t tok = 0; tok < kTokens; tok++)
+                matmul(ctx, packed, xf.data() + tok * n, 1, one.data() + tok * kRows);
+            EXPECT_EQ(one, batch) << isa_name(k->isa) << ' ' << type_name(t);
         }
     }
 }

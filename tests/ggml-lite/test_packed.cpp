@@ -676,7 +676,8 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
                     {Type::Q4_K, 17, 256, {}, {}},   {Type::Q5_K, 19, 512, {}, {}},
                     {Type::Q6_K, 33, 512, {}, {}},   {Type::F16, 5, 40, {}, {}},
                     {Type::IQ4_XS, 50, 512, {}, {}}, {Type::Q3_K, 19, 256, {}, {}},
-                    {Type::Q2_K, 18, 512, {}, {}}};
+                    {Type::Q2_K, 18, 512, {}, {}},   {Type::IQ2_XXS, 21, 512, {}, {}},
+                    {Type::IQ3_XXS, 16, 256, {}, {}}};
     std::vector<Matrix*> all;
     for (Case& c : cases) {
         c.w = test::random_matrix(c.type, c.rows, c.cols, 9);
@@ -696,7 +697,7 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
 }
 
 // The NEON tables have packed kernels for every packable type, the integer ones with and without
-// sdot.
+// sdot, but for IQ2_XXS and IQ3_XXS, which they run on the rows (kernels_neon.cpp).
 TEST(Packed, NeonTablesPresent) {
 #if defined(__aarch64__)
     ASSERT_NE(kernels_for(Isa::Neon), nullptr);
@@ -706,6 +707,10 @@ TEST(Packed, NeonTablesPresent) {
         if (!k) continue;
         for (Type t : packed_types()) {
             const PackedKernels& p = k->packed_of(t);
+            if (t == Type::IQ2_XXS || t == Type::IQ3_XXS) {
+                EXPECT_EQ(p.gemm, nullptr) << isa_name(isa) << ' ' << type_name(t);
+                continue;
+            }
             EXPECT_NE(p.gemm, nullptr) << isa_name(isa) << ' ' << type_name(t);
             EXPECT_EQ(p.quantize != nullptr, traits(t).quantized)
                 << isa_name(isa) << ' ' << type_name(t);

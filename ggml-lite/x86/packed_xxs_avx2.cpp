@@ -1,0 +1,59 @@
+// IQ2_XXS's and IQ3_XXS's packed kernels in AVX2 (packed_xxs-inl.h): each row's sign bits
+// spread to byte masks by pshufb and a compare, the levels' products with the activations exact
+// in vpmaddubsw (|x| times the level signed by x: at most 2 * 128 * 62 a pair).
+#include <immintrin.h>
+
+#include <array>
+
+#include "ggml-lite/x86/kernels_iq_avx2.h"
+#include "ggml-lite/x86/packed_xxs-inl.h"
+
+namespace ggml_lite {
+namespace {
+
+// Byte j of 32 picks sign byte 4i + j / 8 (pshufb indexes within each 128-bit half, and both
+// halves hold the 16 sign bytes): kRowSigns[i].
+constexpr auto kRowSigns = [] {
+    std::array<std::array<uint8_t, 32>, 4> t{};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 32; j++) t[i][j] = static_cast<uint8_t>(4 * i + j / 8);
+    return t;
+}();
+
+struct Avx2Rows {
+    template <class Quad>
+    static __m256i dots(const Quad& w, int ib, __m256i y, __m128i signs) {
+        const __m256i ay = _mm256_abs_epi8(y), s = _mm256_broadcastsi128_si256(signs);
+        const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
+        const __m256i one8 = _mm256_set1_epi8(1), one16 = _mm256_set1_epi16(1);
+        __m256i d[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            const __m256i pick =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kRowSigns[i].data()));
+            const __m256i neg =
+                _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(s, pick), bit), bit);
+            const __m256i q =
+                _mm256_sign_epi8(xxs_magnitudes(w, ib, i), _mm256_or_si256(neg, one8));
+            d[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(ay, _mm256_sign_epi8(q, y)), one16);
+        }
+        return xxs_transpose_sum(d[0], d[1], d[2], d[3]);
+    }
+};
+
+}  // namespace
+
+namespace avx2 {
+
+void packed_gemm_iq2_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                         int64_t y_stride, int nr, int nt) {
+    xxs_gemm<Avx2Rows, block_iq2_xxsx4, block_iq2_xxs>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemm_iq3_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                         int64_t y_stride, int nr, int nt) {
+    xxs_gemm<Avx2Rows, block_iq3_xxsx4, block_iq3_xxs>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+}  // namespace avx2
+}  // namespace ggml_lite
