@@ -534,37 +534,73 @@ float packed_block(const block_gridx16& w, int r, const block_q8_K& x, float sum
     return std::fma(static_cast<float>(isum), w.d[r] * x.d, sum);
 }
 
-// IQ2_XXS and IQ3_XXS in their stripes (packed.h: block_grid_xxsx4), as dot_grid sums them:
-// value j of sub-block ib is the grid magnitude negated where grid_signs says, ls = 2s + 1 its
-// scale from the four sign bytes' bit 0.
-int xxs_magnitude(const block_iq2_xxsx4& w, int ib, int i, int j) {
+// The grid types in their stripes (packed.h: block_grid_xxsx4 ...), as dot_grid sums them.
+// Value j (< 32) of row i's sub-block ib: its grid magnitude (stripe_magnitude), negated where
+// stripe_negated says, and ls = 2s + 1 of its 16-value half h (stripe_ls).
+int stripe_magnitude(const block_iq2_xxsx4& w, int ib, int i, int j) {
     return static_cast<int>((iq2xxs_grid[w.grid[ib][i][j / 8]] >> (8 * (j % 8))) & 0xff);
 }
-int xxs_magnitude(const block_iq3_xxsx4& w, int ib, int i, int j) {
+int stripe_magnitude(const block_iq3_xxsx4& w, int ib, int i, int j) {
     return static_cast<int>((iq3xxs_grid[w.grid[ib][i][j / 4]] >> (8 * (j % 4))) & 0xff);
 }
+int stripe_magnitude(const block_iq2_xsx4& w, int ib, int i, int j) {
+    return static_cast<int>((iq2xs_grid[w.qs[ib][i][j / 8] & 511] >> (8 * (j % 8))) & 0xff);
+}
+int stripe_magnitude(const block_iq2_sx4& w, int ib, int i, int j) {
+    const int l = j / 8, idx = w.grid[ib][i][l] | ((w.qh[ib][i] >> (2 * l)) & 3) << 8;
+    return static_cast<int>((iq2s_grid[idx] >> (8 * (j % 8))) & 0xff);
+}
+int stripe_magnitude(const block_iq3_sx4& w, int ib, int i, int j) {
+    const int g = j / 4, idx = w.grid[ib][i][g] | ((w.qh[ib][i] >> g) & 1) << 8;
+    return static_cast<int>((iq3s_grid[idx] >> (8 * (j % 4))) & 0xff);
+}
+
+template <int Indices>
+bool stripe_negated(const block_grid_xxsx4<Indices>& w, int ib, int i, int j) {
+    return (grid_signs(w.signs[ib][i][j / 8]) >> (j % 8)) & 1;
+}
+bool stripe_negated(const block_iq2_xsx4& w, int ib, int i, int j) {
+    return (grid_signs(static_cast<uint8_t>(w.qs[ib][i][j / 8] >> 8)) >> (j % 8)) & 1;
+}
+template <class Quad>
+bool stripe_negated(const Quad& w, int ib, int i, int j) {  // IQ2_S, IQ3_S: plain sign bits
+    return (w.signs[ib][i][j / 8] >> (j % 8)) & 1;
+}
+
+template <int Indices>
+int stripe_ls(const block_grid_xxsx4<Indices>& w, int ib, int i, int) {
+    int s = 0;
+    for (int l = 0; l < 4; l++) s |= (w.signs[ib][i][l] & 1) << l;
+    return 2 * s + 1;
+}
+template <class Quad>
+int stripe_ls(const Quad& w, int ib, int i, int h) {  // IQ2_XS, IQ2_S: a nibble per half
+    return 2 * ((w.scales[ib][i] >> (4 * h)) & 15) + 1;
+}
+int stripe_ls(const block_iq3_sx4& w, int ib, int i, int) {
+    return 2 * ((w.scales[ib / 2][i] >> (4 * (ib % 2))) & 15) + 1;
+}
+
 template <class Quad, class Block>
-float xxs_stripe_block(const Quad& w, int i, const block_q8_K& x, float sum) {
+float stripe_block(const Quad& w, int i, const block_q8_K& x, float sum) {
     int32_t isum = 0;
     for (int ib = 0; ib < QK_K / 32; ib++) {
-        int32_t dot = 0, s = 0;
-        for (int l = 0; l < 4; l++) {
-            const uint8_t code = w.signs[ib][i][l], signs = grid_signs(code);
-            s |= (code & 1) << l;
-            for (int k = 0; k < 8; k++) {
-                const int j = 8 * l + k, m = xxs_magnitude(w, ib, i, j);
-                dot += ((signs >> k) & 1 ? -m : m) * x.qs[32 * ib + j];
+        for (int h = 0; h < 2; h++) {
+            int32_t dot = 0;
+            for (int j = 16 * h; j < 16 * h + 16; j++) {
+                const int m = stripe_magnitude(w, ib, i, j);
+                dot += (stripe_negated(w, ib, i, j) ? -m : m) * x.qs[32 * ib + j];
             }
+            isum += stripe_ls(w, ib, i, h) * dot;
         }
-        isum += (2 * s + 1) * dot;
     }
     return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[i]) * Block::kScale * x.d, sum);
 }
 
 // Row r of a group of stripes against token t, super-block column by column.
 template <class Quad, class Block>
-void packed_gemm_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                     int64_t y_stride, int nr, int nt) {
+void packed_gemm_stripes(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                         int64_t y_stride, int nr, int nt) {
     const auto* quads = static_cast<const Quad*>(w);
     const int64_t nb = n / QK_K;
     for (int t = 0; t < nt; t++) {
@@ -573,7 +609,7 @@ void packed_gemm_xxs(int64_t n, const void* w, const void* x, size_t x_stride, f
         for (int r = 0; r < nr; r++) {
             float sum = 0.0f;
             for (int64_t b = 0; b < nb; b++)
-                sum = xxs_stripe_block<Quad, Block>(quads[r / 4 * nb + b], r % 4, xb[b], sum);
+                sum = stripe_block<Quad, Block>(quads[r / 4 * nb + b], r % 4, xb[b], sum);
             y[t * y_stride + r] = sum;
         }
     }
@@ -747,9 +783,15 @@ const Kernels& kernels_scalar() {
             {Type::Q3_K, {from_float(Type::Q8_K), packed_gemm<block_q3_Kx16, block_q8_K, QK_K>}},
             {Type::Q2_K, {from_float(Type::Q8_K), packed_gemm<block_q2_Kx16, block_q8_K, QK_K>}},
             {Type::IQ2_XXS,
-             {from_float(Type::Q8_K), packed_gemm_xxs<block_iq2_xxsx4, block_iq2_xxs>}},
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq2_xxsx4, block_iq2_xxs>}},
+            {Type::IQ2_XS,
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq2_xsx4, block_iq2_xs>}},
+            {Type::IQ2_S,
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq2_sx4, block_iq2_s>}},
             {Type::IQ3_XXS,
-             {from_float(Type::Q8_K), packed_gemm_xxs<block_iq3_xxsx4, block_iq3_xxs>}},
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq3_xxsx4, block_iq3_xxs>}},
+            {Type::IQ3_S,
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq3_sx4, block_iq3_s>}},
         };
         Kernels k = with_overrides(Kernels{}, Isa::Scalar, types, packed);
         k.rmsnorm = rmsnorm;

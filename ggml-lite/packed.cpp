@@ -132,7 +132,8 @@ XxsFields xxs_fields(const block_iq3_xxs*, int ib) {
     return {offsetof(block_iq3_xxs, qs) + 8 * ib, offsetof(block_iq3_xxs, qs) + QK_K / 4 + 4 * ib};
 }
 
-// Row i of a stripe's column (packed.h: block_grid_xxsx4) from a row's block, and back.
+// Row i of a stripe's column (packed.h: block_grid_xxsx4 ...) from a row's block (put_row), and
+// back (get_row): one pair per grid type.
 template <int Indices, class Block>
 void put_row(block_grid_xxsx4<Indices>& p, int i, const Block& b) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(&b);
@@ -164,11 +165,69 @@ void get_row(const block_grid_xxsx4<Indices>& p, int i, Block& b) {
     }
 }
 
-// A group of IQ2_XXS or IQ3_XXS rows as 4 stripes of 4 rows (packed.h); rows past rows_left
-// stay zero.
-template <class Block, int Indices>
+void put_row(block_iq2_xsx4& p, int i, const block_iq2_xs& b) {
+    p.d[i] = b.d;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        p.scales[ib][i] = b.scales[ib];
+        for (int l = 0; l < 4; l++) {
+            const uint16_t q = b.qs[4 * ib + l];
+            p.qs[ib][i][l] =
+                static_cast<uint16_t>((q & 511) | grid_sign_code(even_signs(q >> 9)) << 8);
+        }
+    }
+}
+void get_row(const block_iq2_xsx4& p, int i, block_iq2_xs& b) {
+    b.d = p.d[i];
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        b.scales[ib] = p.scales[ib][i];
+        for (int l = 0; l < 4; l++) {
+            const uint16_t q = p.qs[ib][i][l];
+            b.qs[4 * ib + l] = static_cast<uint16_t>((q & 511) | (grid_signs(q >> 8) & 0x7f) << 9);
+        }
+    }
+}
+
+void put_row(block_iq2_sx4& p, int i, const block_iq2_s& b) {
+    p.d[i] = b.d;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        std::memcpy(p.grid[ib][i], b.qs + 4 * ib, 4);
+        std::memcpy(p.signs[ib][i], b.qs + QK_K / 8 + 4 * ib, 4);
+        p.qh[ib][i] = b.qh[ib];
+        p.scales[ib][i] = b.scales[ib];
+    }
+}
+void get_row(const block_iq2_sx4& p, int i, block_iq2_s& b) {
+    b.d = p.d[i];
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        std::memcpy(b.qs + 4 * ib, p.grid[ib][i], 4);
+        std::memcpy(b.qs + QK_K / 8 + 4 * ib, p.signs[ib][i], 4);
+        b.qh[ib] = p.qh[ib][i];
+        b.scales[ib] = p.scales[ib][i];
+    }
+}
+
+void put_row(block_iq3_sx4& p, int i, const block_iq3_s& b) {
+    p.d[i] = b.d;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        std::memcpy(p.grid[ib][i], b.qs + 8 * ib, 8);
+        std::memcpy(p.signs[ib][i], b.signs + 4 * ib, 4);
+        p.qh[ib][i] = b.qh[ib];
+    }
+    for (int k = 0; k < QK_K / 64; k++) p.scales[k][i] = b.scales[k];
+}
+void get_row(const block_iq3_sx4& p, int i, block_iq3_s& b) {
+    b.d = p.d[i];
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        std::memcpy(b.qs + 8 * ib, p.grid[ib][i], 8);
+        std::memcpy(b.signs + 4 * ib, p.signs[ib][i], 4);
+        b.qh[ib] = p.qh[ib][i];
+    }
+    for (int k = 0; k < QK_K / 64; k++) b.scales[k] = p.scales[k][i];
+}
+
+// A group of grid rows as 4 stripes of 4 rows (packed.h); rows past rows_left stay zero.
+template <class Block, class Quad>
 void pack_stripes(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_bytes, uint8_t* d) {
-    using Quad = block_grid_xxsx4<Indices>;
     static_assert(sizeof(Quad) == 4 * sizeof(Block), "a group keeps its rows' bytes");
     auto* dst = reinterpret_cast<Quad*>(d);
     if (rows_left < kPackRows) std::memset(dst, 0, kPackRows / 4 * nb * sizeof(Quad));
@@ -177,9 +236,9 @@ void pack_stripes(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_
         for (int64_t b = 0; b < nb; b++) put_row(dst[r / 4 * nb + b], r % 4, row[b]);
     }
 }
-template <class Block, int Indices>
+template <class Block, class Quad>
 void unpack_stripes(const uint8_t* src, int rows, int64_t nb, size_t row_bytes, uint8_t* d) {
-    const auto* quads = reinterpret_cast<const block_grid_xxsx4<Indices>*>(src);
+    const auto* quads = reinterpret_cast<const Quad*>(src);
     for (int r = 0; r < rows; r++) {
         auto* row = reinterpret_cast<Block*>(d + r * row_bytes);
         for (int64_t b = 0; b < nb; b++) get_row(quads[r / 4 * nb + b], r % 4, row[b]);
@@ -229,10 +288,16 @@ constexpr Layout kLayouts[] = {
     {Type::IQ4_XS, pack_group<block_iq4_xs, block_iq4_xsx16>, sizeof(block_q8_K), QK_K},
     {Type::Q3_K, pack_group<block_q3_K, block_q3_Kx16>, sizeof(block_q8_K), QK_K},
     {Type::Q2_K, pack_group<block_q2_K, block_q2_Kx16>, sizeof(block_q8_K), QK_K},
-    {Type::IQ2_XXS, pack_stripes<block_iq2_xxs, 4>, sizeof(block_q8_K), QK_K,
-     unpack_stripes<block_iq2_xxs, 4>},
-    {Type::IQ3_XXS, pack_stripes<block_iq3_xxs, 8>, sizeof(block_q8_K), QK_K,
-     unpack_stripes<block_iq3_xxs, 8>},
+    {Type::IQ2_XXS, pack_stripes<block_iq2_xxs, block_iq2_xxsx4>, sizeof(block_q8_K), QK_K,
+     unpack_stripes<block_iq2_xxs, block_iq2_xxsx4>},
+    {Type::IQ2_XS, pack_stripes<block_iq2_xs, block_iq2_xsx4>, sizeof(block_q8_K), QK_K,
+     unpack_stripes<block_iq2_xs, block_iq2_xsx4>},
+    {Type::IQ2_S, pack_stripes<block_iq2_s, block_iq2_sx4>, sizeof(block_q8_K), QK_K,
+     unpack_stripes<block_iq2_s, block_iq2_sx4>},
+    {Type::IQ3_XXS, pack_stripes<block_iq3_xxs, block_iq3_xxsx4>, sizeof(block_q8_K), QK_K,
+     unpack_stripes<block_iq3_xxs, block_iq3_xxsx4>},
+    {Type::IQ3_S, pack_stripes<block_iq3_s, block_iq3_sx4>, sizeof(block_q8_K), QK_K,
+     unpack_stripes<block_iq3_s, block_iq3_sx4>},
 };
 
 // t's layout; nullptr when t has none. Throws std::invalid_argument, as type_slot() does, for a

@@ -13,12 +13,12 @@
 //   column, word m (4 bytes) of every row sits side by side, so one 64-byte load is 4 bytes of
 //   each of the 16 rows: exactly a vpdpbusd operand whose int32 lane r sums row r. The per-row
 //   scales are side by side too (16 lanes).
-// - IQ2_XXS, IQ3_XXS: 4 stripes of 4 rows, each row's fields of a sub-block side by side
-//   (block_grid_xxsx4 below): their decode is table lookups per row, and 4 rows are what one
-//   step's registers hold.
+// - IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: 4 stripes of 4 rows, each row's fields of a
+//   sub-block side by side (block_grid_xxsx4 below): their decode is table lookups per row, and
+//   4 rows are what one step's registers hold.
 // The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned, the
-// IQ2_XXS and IQ3_XXS signs coded anew in as many bits), so a
-// packed matrix takes the memory of the original.
+// IQ2_XXS, IQ2_XS and IQ3_XXS signs coded anew in as many bits), so a packed matrix takes the
+// memory of the original.
 #pragma once
 
 #include <cstddef>
@@ -145,14 +145,15 @@ struct block_q2_Kx16 {
 };
 static_assert(sizeof(block_q2_Kx16) == 16 * 84);
 
-// IQ2_XXS and IQ3_XXS: a group of 16 rows as 4 stripes of 4 rows (rows 4k..4k + 3 in stripe k),
-// each stripe nb super-block columns of block_grid_xxsx4 one after the other, so one token reads
-// a stripe front to back and decodes its 4 rows' signs and scales a sub-block (32 values) at a
-// time with one instruction each (ik_llama.cpp's _R4 idea, with lila's bits). In a column: d[i]
-// is row i's d; grid[ib][i] its grid indices of sub-block ib in order (IQ2_XXS: 4 into
-// iq2xxs_grid, 8 values each; IQ3_XXS: 8 into iq3xxs_grid, 4 each); signs[ib][i][l] the signs of
-// its values 8l..8l + 7 as grid_sign_code writes them, with bit l of the sub-block's scale s in
-// bit 0. The same bytes as the rows' (the sign code takes 7 bits, as the file's sign index does).
+// The grid types but IQ1_S and IQ1_M: a group of 16 rows as 4 stripes of 4 rows (rows 4k..4k + 3
+// in stripe k), each stripe nb super-block columns of one type's x4 block one after the other, so
+// one token reads a stripe front to back and decodes its 4 rows' signs and scales a sub-block (32
+// values) at a time with one instruction each (ik_llama.cpp's _R4 idea, with lila's bits). In a
+// column, d[i] is row i's d. IQ2_XXS and IQ3_XXS (block_grid_xxsx4): grid[ib][i] row i's grid
+// indices of sub-block ib in order (IQ2_XXS: 4 into iq2xxs_grid, 8 values each; IQ3_XXS: 8 into
+// iq3xxs_grid, 4 each); signs[ib][i][l] the signs of its values 8l..8l + 7 as grid_sign_code
+// writes them, with bit l of the sub-block's scale s in bit 0. The same number of bytes as the
+// rows' (the sign code takes 7 bits, as the file's sign index does).
 template <int Indices>
 struct block_grid_xxsx4 {
     fp16_t d[4];
@@ -163,6 +164,39 @@ using block_iq2_xxsx4 = block_grid_xxsx4<4>;
 using block_iq3_xxsx4 = block_grid_xxsx4<8>;
 static_assert(sizeof(block_iq2_xxsx4) == 4 * 66);
 static_assert(sizeof(block_iq3_xxsx4) == 4 * 98);
+
+// IQ2_XS, IQ2_S and IQ3_S in the same stripes, row i's fields of sub-block ib side by side:
+// - IQ2_XS: qs[ib][i][l] = the file's qs of values 8l..8l + 7, the 9-bit grid index with the 7
+//   sign bits above it replaced by grid_sign_code's bits 1..7 (so the high byte is the code,
+//   bit 0 the index's ninth bit); scales[ib][i] = the file's scale byte of the sub-block (values
+//   0..15 in the low nibble, 16..31 in the high).
+// - IQ2_S: grid[ib][i][l] the low 8 bits of the index of values 8l..8l + 7, qh[ib][i] their top
+//   2 bits (bits 2l, 2l + 1), signs[ib][i][l] their 8 sign bits; scales as IQ2_XS's.
+// - IQ3_S: grid[ib][i][g] the low 8 bits of the index of values 4g..4g + 3, bit g of qh[ib][i]
+//   its ninth bit, signs[ib][i][l] the sign bits of values 8l..8l + 7, scales[ib / 2][i] the
+//   file's byte of sub-blocks ib and ib + 1 (low nibble the even one).
+struct block_iq2_xsx4 {
+    fp16_t d[4];
+    uint16_t qs[8][4][4];
+    uint8_t scales[8][4];
+};
+struct block_iq2_sx4 {
+    fp16_t d[4];
+    uint8_t grid[8][4][4];
+    uint8_t qh[8][4];
+    uint8_t signs[8][4][4];
+    uint8_t scales[8][4];
+};
+struct block_iq3_sx4 {
+    fp16_t d[4];
+    uint8_t grid[8][4][8];
+    uint8_t qh[8][4];
+    uint8_t signs[8][4][4];
+    uint8_t scales[4][4];
+};
+static_assert(sizeof(block_iq2_xsx4) == 4 * 74);
+static_assert(sizeof(block_iq2_sx4) == 4 * 82);
+static_assert(sizeof(block_iq3_sx4) == 4 * 110);
 
 // A group's 8 signs (bit j: value j negated; an even number of them, iq_grids.h: even_signs) as
 // bits 1..7 of a byte, bit i holding s_i ^ s_i+1 ^ ... ^ s_7. grid_signs gives all 8 back, bit
@@ -239,12 +273,13 @@ constexpr int64_t packed_float_index(int64_t n, int64_t c, int r) {
 }
 
 // True for the types that have a packed layout (a row of packed.cpp's layouts): F32, F16, BF16,
-// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ2_XXS, IQ3_XXS.
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, and the grid types
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S.
 // The functions below throw std::invalid_argument for the others.
 bool packable(Type t);
 // Bytes of one activation row of `cols` values as the packed kernels of weight type t read it:
 // floats for F32/F16/BF16, block_q8_0c for Q4_0/Q5_0/IQ4_NL/Q8_0, block_q8_1c for Q4_1/Q5_1,
-// block_q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS/Q3_K/Q2_K/IQ2_XXS/IQ3_XXS.
+// block_q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS/Q3_K/Q2_K and the grid types.
 size_t packed_activation_size(Type t, int64_t cols);
 // Bytes of one packed group of 16 rows of `cols` columns: those of the 16 rows.
 size_t packed_group_size(Type t, int64_t cols);
@@ -258,7 +293,7 @@ void pack_grid_group(Type t, GridBlockFn decode, const void* src, int rows, int6
 // The first `rows` rows (at most kPackRows) of one packed group of `cols` columns back in the
 // file's layout, row_size(t, cols) bytes apart at dst: prefill of a packed grid type decodes
 // them (ops.cpp), the file's rows being gone. Throws std::invalid_argument for the types whose
-// layout has no inverse here (all but IQ2_XXS and IQ3_XXS).
+// layout has no inverse here (all but the grid types').
 void unpack_group(Type t, const void* src, int rows, int64_t cols, void* dst);
 // Packs groups [g0, g1) of a matrix of `rows` rows (row_size(t, cols) bytes each, contiguous)
 // into dst, which holds the packed groups from group 0 on. Rows past `rows` are zeros.

@@ -203,9 +203,10 @@ const Kernels* kernels_neon() {
         Kernels k = with_overrides(kernels_scalar(), Isa::Neon, kIntegerTypes, kIntegerPacked);
         k = with_overrides(k, Isa::Neon, kGridTypes, {});
         k = with_overrides(k, Isa::Neon, kBaselineTypes, kBaselinePacked);
-        // IQ2_XXS and IQ3_XXS stay on their rows, run by the NEON grid tiles: their packed
-        // stripes have x86 kernels only, and the scalar one would take the tiles' place.
-        for (Type t : {Type::IQ2_XXS, Type::IQ3_XXS}) k.packed[type_slot(t)] = {};
+        // The grid types stay on their rows, run by the NEON grid tiles: their packed stripes
+        // have x86 kernels only, and the scalar one would take the tiles' place.
+        for (Type t : {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S})
+            k.packed[type_slot(t)] = {};
         set_float_kernels<Arch, LoadF16>(k);
         k.grid_gemm = kGridGemm;
         return k;

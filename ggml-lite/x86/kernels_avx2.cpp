@@ -630,8 +630,8 @@ constexpr TypeOverride kTypes[] = {
 };
 
 // The packed kernels' activation quantizers; the kernels themselves are packed_avx2.cpp's
-// (packed_kernels(): one copy for each AVX2 table), but for IQ2_XXS's and IQ3_XXS's
-// (packed_xxs_avx2.cpp: one for both tables, vpdpbusd would save them little).
+// (packed_kernels(): one copy for each AVX2 table), but for the grid types'
+// (packed_stripes_avx2.cpp: one for both tables).
 constexpr PackedOverride kQuantizers[] = {
     {Type::Q8_0, {quantize_q8_0c_blocks<128, Q8Lanes>, nullptr, nullptr}},
     {Type::Q4_0, {quantize_q8_0c_blocks<8, Q8Lanes>, nullptr, nullptr}},
@@ -646,7 +646,10 @@ constexpr PackedOverride kQuantizers[] = {
     {Type::Q3_K, {quantize_q8_K, nullptr, nullptr}},
     {Type::Q2_K, {quantize_q8_K, nullptr, nullptr}},
     {Type::IQ2_XXS, {quantize_q8_K, avx2::packed_gemm_iq2_xxs, nullptr}},
+    {Type::IQ2_XS, {quantize_q8_K, avx2::packed_gemm_iq2_xs, nullptr}},
+    {Type::IQ2_S, {quantize_q8_K, avx2::packed_gemm_iq2_s, nullptr}},
     {Type::IQ3_XXS, {quantize_q8_K, avx2::packed_gemm_iq3_xxs, nullptr}},
+    {Type::IQ3_S, {quantize_q8_K, avx2::packed_gemm_iq3_s, nullptr}},
 };
 
 }  // namespace

@@ -674,7 +674,10 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q3_K, {quantize_q8_K, avx512::packed_gemm_q3_K}},
     {Type::Q2_K, {quantize_q8_K, avx512::packed_gemm_q2_K}},
     {Type::IQ2_XXS, {quantize_q8_K, avx512::packed_gemm_iq2_xxs}},
+    {Type::IQ2_XS, {quantize_q8_K, avx512::packed_gemm_iq2_xs}},
+    {Type::IQ2_S, {quantize_q8_K, avx512::packed_gemm_iq2_s}},
     {Type::IQ3_XXS, {quantize_q8_K, avx512::packed_gemm_iq3_xxs}},
+    {Type::IQ3_S, {quantize_q8_K, avx512::packed_gemm_iq3_s}},
 };
 
 }  // namespace

@@ -25,12 +25,18 @@ LILA_GRID_KERNELS(iq1_s)
 LILA_GRID_KERNELS(iq1_m)
 #undef LILA_GRID_KERNELS
 
-// IQ2_XXS's and IQ3_XXS's packed kernels (PackedKernels::gemm on packed.h's stripes), from
-// packed_xxs_avx2.cpp.
+// The grid types' packed kernels (PackedKernels::gemm on packed.h's stripes), from
+// packed_stripes_avx2.cpp.
 void packed_gemm_iq2_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                          int64_t y_stride, int nr, int nt);
+void packed_gemm_iq2_xs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                        int64_t y_stride, int nr, int nt);
+void packed_gemm_iq2_s(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                       int64_t y_stride, int nr, int nt);
 void packed_gemm_iq3_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                          int64_t y_stride, int nr, int nt);
+void packed_gemm_iq3_s(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                       int64_t y_stride, int nr, int nt);
 
 // The grid types' rows of the avx2 and avx512 tables (kernels_avx2.cpp, kernels_avx512.cpp).
 inline constexpr TypeOverride kGridTypes[] = {

@@ -283,7 +283,11 @@ TEST(GridTypes, SimdDotsAreScalarBits) {
     }
 }
 
-// The sign code of IQ2_XXS's and IQ3_XXS's stripes gives back all 8 signs of every 7-bit field,
+// The grid types packed in stripes (packed.h: block_grid_xxsx4 ...).
+constexpr Type kStripeTypes[] = {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS,
+                                 Type::IQ3_S};
+
+// The sign code of the stripes gives back all 8 signs of every 7-bit field,
 // the parity bit included, and leaves bit 0 free for the scale.
 TEST(GridTypes, SignCodeGivesEverySign) {
     for (uint32_t seven = 0; seven < 128; seven++) {
@@ -294,11 +298,11 @@ TEST(GridTypes, SignCodeGivesEverySign) {
     }
 }
 
-// The stripes (packed.h: block_grid_xxsx4) hold their rows: unpack_group gives back the file's
+// The stripes hold their rows: unpack_group gives back the file's
 // bytes of every row of a short last group, and the rows past it are zeros (d = 0).
 TEST(GridTypes, StripesHoldTheRows) {
     constexpr int64_t kRows = 21, kBlocks = 3, n = kBlocks * QK_K;
-    for (Type t : {Type::IQ2_XXS, Type::IQ3_XXS}) {
+    for (Type t : kStripeTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 23);
         const size_t group = packed_group_size(t, n), row = row_size(t, n);
         std::vector<uint8_t> p(2 * group);
@@ -333,7 +337,7 @@ TEST(GridTypes, StripesKeepTheRowsBits) {
         for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
         test::set_bsums(b);
     }
-    for (Type t : {Type::IQ2_XXS, Type::IQ3_XXS}) {
+    for (Type t : kStripeTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 37);
         const size_t row = row_size(t, n), group = packed_group_size(t, n);
         std::vector<uint8_t> p(3 * group);

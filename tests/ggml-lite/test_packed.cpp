@@ -670,14 +670,15 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
         std::vector<uint8_t> w;
         Matrix m;
     };
-    Case cases[] = {{Type::Q4_0, 40, 64, {}, {}},    {Type::Q8_0, 17, 64, {}, {}},
-                    {Type::Q5_0, 23, 96, {}, {}},    {Type::IQ4_NL, 9, 64, {}, {}},
-                    {Type::Q4_1, 20, 64, {}, {}},    {Type::Q5_1, 16, 128, {}, {}},
-                    {Type::Q4_K, 17, 256, {}, {}},   {Type::Q5_K, 19, 512, {}, {}},
-                    {Type::Q6_K, 33, 512, {}, {}},   {Type::F16, 5, 40, {}, {}},
-                    {Type::IQ4_XS, 50, 512, {}, {}}, {Type::Q3_K, 19, 256, {}, {}},
-                    {Type::Q2_K, 18, 512, {}, {}},   {Type::IQ2_XXS, 21, 512, {}, {}},
-                    {Type::IQ3_XXS, 16, 256, {}, {}}};
+    Case cases[] = {{Type::Q4_0, 40, 64, {}, {}},     {Type::Q8_0, 17, 64, {}, {}},
+                    {Type::Q5_0, 23, 96, {}, {}},     {Type::IQ4_NL, 9, 64, {}, {}},
+                    {Type::Q4_1, 20, 64, {}, {}},     {Type::Q5_1, 16, 128, {}, {}},
+                    {Type::Q4_K, 17, 256, {}, {}},    {Type::Q5_K, 19, 512, {}, {}},
+                    {Type::Q6_K, 33, 512, {}, {}},    {Type::F16, 5, 40, {}, {}},
+                    {Type::IQ4_XS, 50, 512, {}, {}},  {Type::Q3_K, 19, 256, {}, {}},
+                    {Type::Q2_K, 18, 512, {}, {}},    {Type::IQ2_XXS, 21, 512, {}, {}},
+                    {Type::IQ2_XS, 5, 256, {}, {}},   {Type::IQ2_S, 17, 256, {}, {}},
+                    {Type::IQ3_XXS, 16, 256, {}, {}}, {Type::IQ3_S, 33, 512, {}, {}}};
     std::vector<Matrix*> all;
     for (Case& c : cases) {
         c.w = test::random_matrix(c.type, c.rows, c.cols, 9);
@@ -697,7 +698,7 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
 }
 
 // The NEON tables have packed kernels for every packable type, the integer ones with and without
-// sdot, but for IQ2_XXS and IQ3_XXS, which they run on the rows (kernels_neon.cpp).
+// sdot, but for the grid types, which they run on the rows (kernels_neon.cpp).
 TEST(Packed, NeonTablesPresent) {
 #if defined(__aarch64__)
     ASSERT_NE(kernels_for(Isa::Neon), nullptr);
@@ -707,7 +708,7 @@ TEST(Packed, NeonTablesPresent) {
         if (!k) continue;
         for (Type t : packed_types()) {
             const PackedKernels& p = k->packed_of(t);
-            if (t == Type::IQ2_XXS || t == Type::IQ3_XXS) {
+            if (traits(t).grid_block) {
                 EXPECT_EQ(p.gemm, nullptr) << isa_name(isa) << ' ' << type_name(t);
                 continue;
             }

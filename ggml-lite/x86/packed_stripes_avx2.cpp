@@ -1,12 +1,13 @@
-// IQ2_XXS's and IQ3_XXS's packed kernels in AVX2 (packed_xxs-inl.h): each row's sign bits
+// The grid types' packed stripes in AVX2 (packed_stripes-inl.h): each row's sign bits
 // spread to byte masks by pshufb and a compare, the levels' products with the activations exact
-// in vpmaddubsw (|x| times the level signed by x: at most 2 * 128 * 62 a pair).
+// in vpmaddubsw (|x| times the level signed by x: at most 2 * 128 * 62 a pair). One copy serves the
+// avx2 and avx2_vnni tables: vpdpbusd would replace 2 of a row's 10 or so instructions.
 #include <immintrin.h>
 
 #include <array>
 
 #include "ggml-lite/x86/kernels_iq_avx2.h"
-#include "ggml-lite/x86/packed_xxs-inl.h"
+#include "ggml-lite/x86/packed_stripes-inl.h"
 
 namespace ggml_lite {
 namespace {
@@ -21,8 +22,8 @@ constexpr auto kRowSigns = [] {
 }();
 
 struct Avx2Rows {
-    template <class Quad>
-    static __m256i dots(const Quad& w, int ib, __m256i y, __m128i signs) {
+    template <class S>
+    static __m256i dots(const typename S::Quad& w, int ib, __m256i y, __m128i signs) {
         const __m256i ay = _mm256_abs_epi8(y), s = _mm256_broadcastsi128_si256(signs);
         const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
         const __m256i one8 = _mm256_set1_epi8(1), one16 = _mm256_set1_epi16(1);
@@ -33,11 +34,10 @@ struct Avx2Rows {
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kRowSigns[i].data()));
             const __m256i neg =
                 _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(s, pick), bit), bit);
-            const __m256i q =
-                _mm256_sign_epi8(xxs_magnitudes(w, ib, i), _mm256_or_si256(neg, one8));
+            const __m256i q = _mm256_sign_epi8(S::magnitudes(w, ib, i), _mm256_or_si256(neg, one8));
             d[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(ay, _mm256_sign_epi8(q, y)), one16);
         }
-        return xxs_transpose_sum(d[0], d[1], d[2], d[3]);
+        return transpose_sum(d[0], d[1], d[2], d[3]);
     }
 };
 
@@ -45,15 +45,17 @@ struct Avx2Rows {
 
 namespace avx2 {
 
-void packed_gemm_iq2_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                         int64_t y_stride, int nr, int nt) {
-    xxs_gemm<Avx2Rows, block_iq2_xxsx4, block_iq2_xxs>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
-
-void packed_gemm_iq3_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                         int64_t y_stride, int nr, int nt) {
-    xxs_gemm<Avx2Rows, block_iq3_xxsx4, block_iq3_xxs>(n, w, x, x_stride, y, y_stride, nr, nt);
-}
+#define LILA_STRIPES_GEMM(name, Stripe)                                                         \
+    void packed_gemm_##name(int64_t n, const void* w, const void* x, size_t x_stride, float* y, \
+                            int64_t y_stride, int nr, int nt) {                                 \
+        stripes_gemm<Avx2Rows, Stripe>(n, w, x, x_stride, y, y_stride, nr, nt);                 \
+    }
+LILA_STRIPES_GEMM(iq2_xxs, Iq2XxsStripe)
+LILA_STRIPES_GEMM(iq2_xs, Iq2XsStripe)
+LILA_STRIPES_GEMM(iq2_s, Iq2SStripe)
+LILA_STRIPES_GEMM(iq3_xxs, Iq3XxsStripe)
+LILA_STRIPES_GEMM(iq3_s, Iq3SStripe)
+#undef LILA_STRIPES_GEMM
 
 }  // namespace avx2
 }  // namespace ggml_lite

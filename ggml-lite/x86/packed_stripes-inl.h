@@ -1,0 +1,195 @@
+// The grid types' packed stripes (packed.h: block_grid_xxsx4 ...) against Q8_K: one
+// super-block column of 4 rows a step. Per sub-block (32 values), the 4 rows' 16 sign bytes
+// come from one load (and for the coded signs of IQ2_XXS, IQ2_XS and IQ3_XXS two operations)
+// and their scales from a few instructions for all 4 rows; then per row the grid magnitudes are
+// looked up, negated where the signs say, and multiplied exactly by the activations (Rows::dots).
+// Included by packed_stripes_avx2.cpp and packed_stripes_avx512.cpp, each compiled with its
+// ISA's flags, which give Rows; everything here is in an anonymous namespace, so each file has
+// its own copy.
+//
+// A type is a Stripe: its x4 block and file block, and magnitudes (row i's 32 grid magnitudes
+// of sub-block ib, value 0 in byte 0), signs (the 16 sign bytes, byte 4i + l bit k set where
+// value 8l + k of row i is negated) and scales (ls = 2s + 1 as int32: lane i row i's of values
+// 0..15, lane 4 + i its of values 16..31).
+//
+// The integer sums are exact and the float step is the scalar twin's (kernels_scalar.cpp:
+// packed_gemm_stripes): sum = fma(isum, (d kScale) d_x, sum), row by row in 4 lanes, so the
+// results are its bits, whatever nr and nt are.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "ggml-lite/fp16.h"
+#include "ggml-lite/iq_grids.h"
+#include "ggml-lite/packed.h"
+#include "ggml-lite/quant.h"
+
+namespace ggml_lite {
+namespace {
+
+inline __m128i load16(const void* p) {
+    return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
+
+// grid_signs on 16 codes at once. Bit 0 of each byte is cleared first, so the 16-bit shift
+// moves no scale or index bit into the byte below.
+inline __m128i decode_signs(__m128i codes) {
+    const __m128i c = _mm_and_si128(codes, _mm_set1_epi8(static_cast<char>(0xfe)));
+    return _mm_xor_si128(c, _mm_srli_epi16(c, 1));
+}
+
+// 4 rows' scale nibbles s (one byte per row, shifted right by `shift` first) as ls = 2s + 1.
+inline __m128i nibble_scales(const uint8_t* bytes, int shift) {
+    const __m128i b = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(grid_le32(bytes))));
+    const __m128i s = _mm_and_si128(_mm_srli_epi32(b, shift), _mm_set1_epi32(15));
+    return _mm_add_epi32(_mm_slli_epi32(s, 1), _mm_set1_epi32(1));
+}
+
+// IQ2_XS's and IQ2_S's scales: a byte per row, its low nibble values 0..15, high 16..31.
+inline __m256i half_scales(const uint8_t* bytes) {
+    return _mm256_setr_m128i(nibble_scales(bytes, 0), nibble_scales(bytes, 4));
+}
+
+template <int Indices, class FileBlock>
+struct XxsStripe {
+    using Quad = block_grid_xxsx4<Indices>;
+    using Block = FileBlock;
+    static __m128i signs(const Quad& w, int ib) { return decode_signs(load16(w.signs[ib])); }
+    // Bit 0 of byte 4i + l is bit l of row i's s: weighed by 2, 4, 8, 16 and summed per row.
+    static __m256i scales(const Quad& w, int ib) {
+        const __m128i bits = _mm_and_si128(load16(w.signs[ib]), _mm_set1_epi8(1));
+        const __m128i pairs = _mm_maddubs_epi16(bits, _mm_set1_epi32(0x10080402));
+        const __m128i ls =
+            _mm_add_epi32(_mm_madd_epi16(pairs, _mm_set1_epi16(1)), _mm_set1_epi32(1));
+        return _mm256_broadcastsi128_si256(ls);
+    }
+};
+
+struct Iq2XxsStripe : XxsStripe<4, block_iq2_xxs> {
+    static __m256i magnitudes(const Quad& w, int ib, int i) {
+        const uint8_t* g = w.grid[ib][i];
+        const auto m = [&](int l) { return static_cast<long long>(iq2xxs_grid[g[l]]); };
+        return _mm256_setr_epi64x(m(0), m(1), m(2), m(3));
+    }
+};
+
+struct Iq3XxsStripe : XxsStripe<8, block_iq3_xxs> {
+    static __m256i magnitudes(const Quad& w, int ib, int i) {
+        const uint8_t* g = w.grid[ib][i];
+        const auto m = [&](int j) { return static_cast<int>(iq3xxs_grid[g[j]]); };
+        return _mm256_setr_epi32(m(0), m(1), m(2), m(3), m(4), m(5), m(6), m(7));
+    }
+};
+
+struct Iq2XsStripe {
+    using Quad = block_iq2_xsx4;
+    using Block = block_iq2_xs;
+    static __m256i magnitudes(const Quad& w, int ib, int i) {
+        const uint16_t* q = w.qs[ib][i];
+        const auto m = [&](int l) { return static_cast<long long>(iq2xs_grid[q[l] & 511]); };
+        return _mm256_setr_epi64x(m(0), m(1), m(2), m(3));
+    }
+    // The codes are the high bytes of the 16 words (rows 0 and 1 in the first 16 bytes).
+    static __m128i signs(const Quad& w, int ib) {
+        const __m128i lo = _mm_srli_epi16(load16(w.qs[ib][0]), 8);
+        const __m128i hi = _mm_srli_epi16(load16(w.qs[ib][2]), 8);
+        return decode_signs(_mm_packus_epi16(lo, hi));
+    }
+    static __m256i scales(const Quad& w, int ib) { return half_scales(w.scales[ib]); }
+};
+
+struct Iq2SStripe {
+    using Quad = block_iq2_sx4;
+    using Block = block_iq2_s;
+    static __m256i magnitudes(const Quad& w, int ib, int i) {
+        const uint8_t* g = w.grid[ib][i];
+        const uint32_t qh = w.qh[ib][i];
+        const auto m = [&](int l) {
+            return static_cast<long long>(iq2s_grid[g[l] | ((qh >> (2 * l)) & 3) << 8]);
+        };
+        return _mm256_setr_epi64x(m(0), m(1), m(2), m(3));
+    }
+    static __m128i signs(const Quad& w, int ib) { return load16(w.signs[ib]); }
+    static __m256i scales(const Quad& w, int ib) { return half_scales(w.scales[ib]); }
+};
+
+struct Iq3SStripe {
+    using Quad = block_iq3_sx4;
+    using Block = block_iq3_s;
+    static __m256i magnitudes(const Quad& w, int ib, int i) {
+        const uint8_t* g = w.grid[ib][i];
+        const uint32_t qh = w.qh[ib][i];
+        const auto m = [&](int j) {
+            return static_cast<int>(iq3s_grid[g[j] | ((qh >> j) & 1) << 8]);
+        };
+        return _mm256_setr_epi32(m(0), m(1), m(2), m(3), m(4), m(5), m(6), m(7));
+    }
+    static __m128i signs(const Quad& w, int ib) { return load16(w.signs[ib]); }
+    static __m256i scales(const Quad& w, int ib) {
+        return _mm256_broadcastsi128_si256(nibble_scales(w.scales[ib / 2], 4 * (ib % 2)));
+    }
+};
+
+// Four rows' 8 int32 partial sums each as [r0, r1, r2, r3] in each 128-bit half, the half
+// summing the values of its own half (values 0..15 and 16..31 of the sub-block).
+inline __m256i transpose_sum(__m256i s0, __m256i s1, __m256i s2, __m256i s3) {
+    const __m256i s01 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(s0, s1), _mm256_unpackhi_epi32(s0, s1));
+    const __m256i s23 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(s2, s3), _mm256_unpackhi_epi32(s2, s3));
+    return _mm256_add_epi32(_mm256_unpacklo_epi64(s01, s23), _mm256_unpackhi_epi64(s01, s23));
+}
+
+// One super-block column of a stripe against one token's block: the 4 rows' sums advanced.
+template <class Rows, class S>
+inline __m128 stripe_step(const typename S::Quad& w, const block_q8_K& x, __m128 acc) {
+    __m256i isum = _mm256_setzero_si256();
+#pragma GCC unroll 2
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 32 * ib));
+        const __m256i dots = Rows::template dots<S>(w, ib, y, S::signs(w, ib));
+        isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(S::scales(w, ib), dots));
+    }
+    const __m128i i4 =
+        _mm_add_epi32(_mm256_castsi256_si128(isum), _mm256_extracti128_si256(isum, 1));
+    const __m128 d = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.d)));
+    const __m128 scale = _mm_mul_ps(_mm_mul_ps(d, _mm_set1_ps(S::Block::kScale)), _mm_set1_ps(x.d));
+    return _mm_fmadd_ps(_mm_cvtepi32_ps(i4), scale, acc);
+}
+
+// A stripe's nb super-block columns against one token: its 4 rows' sums. Not inlined into the
+// loops over stripes and tokens, whose pointers and counts left the step too few general
+// registers (GCC then parked the grid indices in vector registers, IQ2_XXS 25% slower).
+template <class Rows, class S>
+[[gnu::noinline]] __m128 stripe_sums(const typename S::Quad* stripe, int64_t nb,
+                                     const block_q8_K* xb) {
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) acc = stripe_step<Rows, S>(stripe[b], xb[b], acc);
+    return acc;
+}
+
+// PackedKernels::gemm of a group of stripes: stripe by stripe, token by token, so a token reads
+// its stripe front to back.
+template <class Rows, class S>
+void stripes_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                  int64_t y_stride, int nr, int nt) {
+    const auto* quads = static_cast<const typename S::Quad*>(w);
+    const int64_t nb = n / QK_K;
+    for (int k = 0; 4 * k < nr; k++) {
+        const int rows = std::min(4, nr - 4 * k);
+        for (int t = 0; t < nt; t++) {
+            const auto* xb =
+                reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(x) + t * x_stride);
+            alignas(16) float out[4];
+            _mm_store_ps(out, stripe_sums<Rows, S>(quads + k * nb, nb, xb));
+            for (int i = 0; i < rows; i++) y[t * y_stride + 4 * k + i] = out[i];
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ggml_lite

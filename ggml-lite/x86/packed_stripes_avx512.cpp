@@ -1,0 +1,46 @@
+// The grid types' packed stripes with AVX-512VL and VNNI on 256-bit vectors
+// (packed_stripes-inl.h): each row's 32 decoded sign bits are a mask register, under which the
+// magnitudes are negated, and vpdpbusd sums |x| times the level signed by x, exactly.
+#include <immintrin.h>
+
+#include "ggml-lite/x86/packed_avx512.h"
+#include "ggml-lite/x86/packed_stripes-inl.h"
+
+namespace ggml_lite {
+namespace {
+
+struct Avx512Rows {
+    template <class S>
+    static __m256i dots(const typename S::Quad& w, int ib, __m256i y, __m128i signs) {
+        const __m256i ay = _mm256_abs_epi8(y), zero = _mm256_setzero_si256();
+        alignas(16) uint32_t bits[4];
+        _mm_store_si128(reinterpret_cast<__m128i*>(bits), signs);
+        __m256i d[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            const __m256i m = S::magnitudes(w, ib, i);
+            const __m256i q = _mm256_mask_sub_epi8(m, _cvtu32_mask32(bits[i]), zero, m);
+            d[i] = _mm256_dpbusd_epi32(zero, ay, _mm256_sign_epi8(q, y));
+        }
+        return transpose_sum(d[0], d[1], d[2], d[3]);
+    }
+};
+
+}  // namespace
+
+namespace avx512 {
+
+#define LILA_STRIPES_GEMM(name, Stripe)                                                         \
+    void packed_gemm_##name(int64_t n, const void* w, const void* x, size_t x_stride, float* y, \
+                            int64_t y_stride, int nr, int nt) {                                 \
+        stripes_gemm<Avx512Rows, Stripe>(n, w, x, x_stride, y, y_stride, nr, nt);               \
+    }
+LILA_STRIPES_GEMM(iq2_xxs, Iq2XxsStripe)
+LILA_STRIPES_GEMM(iq2_xs, Iq2XsStripe)
+LILA_STRIPES_GEMM(iq2_s, Iq2SStripe)
+LILA_STRIPES_GEMM(iq3_xxs, Iq3XxsStripe)
+LILA_STRIPES_GEMM(iq3_s, Iq3SStripe)
+#undef LILA_STRIPES_GEMM
+
+}  // namespace avx512
+}  // namespace ggml_lite
