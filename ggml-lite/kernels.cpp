@@ -64,6 +64,7 @@ Kernels with_overrides(const Kernels& base, Isa isa, std::span<const TypeOverrid
             bad_override(isa, o.type, "a gemv2 without its gemm (it gives gemm's bits)");
         }
         replace(to.quantize, o.kernels.quantize);
+        replace(to.to_grid, o.kernels.to_grid);
         // A new gemm takes its own gemv2, or none: the base's pairs another kernel's bits.
         if (o.kernels.gemm) {
             to.gemm = o.kernels.gemm;

@@ -68,6 +68,10 @@ struct PackedKernels {
     // the driver runs the groups one by one.
     void (*gemv2)(int64_t n, const void* w0, const void* w1, const void* x, float* y0, float* y1,
                   int nr0, int nr1) = nullptr;
+    // The grid types' prefill from a packed group of n columns: its 16 rows decoded to
+    // block_gridx16 columns at dst, pack_grid_group's bytes for those rows (packed.h), for
+    // Kernels::grid_gemm. nullptr for the other types.
+    void (*to_grid)(int64_t n, const void* w, void* dst) = nullptr;
 };
 
 // ---- Attention -----------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 // The scalar reference kernels: plain loops, the definition every SIMD table is tested against.
 // Float dot products accumulate in double so the reference is more accurate than what it
 // checks; quantized dots follow ggml (exact integer sum per block, float across blocks).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "iq_grids.h"
 #include "kernels.h"
@@ -615,6 +617,16 @@ void packed_gemm_stripes(int64_t n, const void* w, const void* x, size_t x_strid
     }
 }
 
+// A group of stripes as prefill decodes it: its rows unpacked, then decoded by the type's
+// reference decoder.
+template <Type T>
+void stripes_to_grid(int64_t n, const void* w, void* dst) {
+    thread_local std::vector<uint8_t> rows;
+    rows.resize(std::max(rows.size(), kPackRows * row_size(T, n)));
+    unpack_group(T, w, kPackRows, n, rows.data());
+    pack_grid_group(T, traits(T).grid_block, rows.data(), kPackRows, n, dst);
+}
+
 // Row r of the group against token t, block column by block column (Values values each).
 template <class Packed, class Act, int Values>
 void packed_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
@@ -783,15 +795,20 @@ const Kernels& kernels_scalar() {
             {Type::Q3_K, {from_float(Type::Q8_K), packed_gemm<block_q3_Kx16, block_q8_K, QK_K>}},
             {Type::Q2_K, {from_float(Type::Q8_K), packed_gemm<block_q2_Kx16, block_q8_K, QK_K>}},
             {Type::IQ2_XXS,
-             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq2_xxsx4, block_iq2_xxs>}},
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq2_xxsx4, block_iq2_xxs>, nullptr,
+              stripes_to_grid<Type::IQ2_XXS>}},
             {Type::IQ2_XS,
-             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq2_xsx4, block_iq2_xs>}},
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq2_xsx4, block_iq2_xs>, nullptr,
+              stripes_to_grid<Type::IQ2_XS>}},
             {Type::IQ2_S,
-             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq2_sx4, block_iq2_s>}},
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq2_sx4, block_iq2_s>, nullptr,
+              stripes_to_grid<Type::IQ2_S>}},
             {Type::IQ3_XXS,
-             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq3_xxsx4, block_iq3_xxs>}},
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq3_xxsx4, block_iq3_xxs>, nullptr,
+              stripes_to_grid<Type::IQ3_XXS>}},
             {Type::IQ3_S,
-             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq3_sx4, block_iq3_s>}},
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq3_sx4, block_iq3_s>, nullptr,
+              stripes_to_grid<Type::IQ3_S>}},
         };
         Kernels k = with_overrides(Kernels{}, Isa::Scalar, types, packed);
         k.rmsnorm = rmsnorm;

@@ -56,8 +56,10 @@ struct Product {
     int64_t groups;
     int64_t units;
     bool pairs = false;
-    // A grid type's prefill: Kernels::grid_gemm on each group decoded (run_grid).
+    // A grid type's prefill: Kernels::grid_gemm on each group decoded (run_grid), from the
+    // packed group by to_grid where W is packed.
     decltype(Kernels::grid_gemm) grid = nullptr;
+    decltype(PackedKernels::to_grid) to_grid = nullptr;
 };
 
 constexpr int kMaxFormats = 4;
@@ -76,28 +78,29 @@ void run_pair(const Product& p, const ActFormat& f, int64_t u, int64_t v) {
 }
 
 // The tokens from which matmul runs a grid type through its decoded levels (Kernels::grid_gemm):
-// below, decoding each group costs more than the tiles save (docs/kernels.md, "The grid types").
-constexpr int64_t kGridPackTokens = 8;
+// below, decoding each group costs more than the tiles on the rows save, or the packed stripes'
+// kernel (docs/kernels.md, "The grid types").
+constexpr int64_t kGridRowsTokens = 8;
+constexpr int64_t kGridStripesTokens = 4;
 
 // Group u of a grid type (p.grid) against tokens [t0, t1): its rows decoded into this thread's
-// buffer (which only grows), then the grid kernel. A packed matrix's rows come from its packed
-// group (the file's rows are let go once packed: model.cpp).
+// buffer (which only grows), then the grid kernel. A packed matrix's group is decoded from its
+// packed form (the file's rows are let go once packed: model.cpp).
 void run_grid(const Product& p, const ActFormat& f, int64_t u, int64_t t0, int64_t t1) {
     const Matrix& W = *p.W;
     const int64_t r_begin = u * kPackRows;
     const int nr = static_cast<int>(std::min<int64_t>(kPackRows, W.rows - r_begin));
-    const size_t w_row = row_size(W.type, W.cols);
-    thread_local std::vector<uint8_t> group, rows;
+    thread_local std::vector<uint8_t> group;
     group.resize(std::max(group.size(), grid_group_size(W.cols)));
-    const uint8_t* src = static_cast<const uint8_t*>(W.data) + r_begin * w_row;
     if (W.packed) {
-        rows.resize(std::max(rows.size(), kPackRows * w_row));
-        unpack_group(W.type,
-                     static_cast<const uint8_t*>(W.packed) + u * packed_group_size(W.type, W.cols),
-                     nr, W.cols, rows.data());
-        src = rows.data();
+        p.to_grid(W.cols,
+                  static_cast<const uint8_t*>(W.packed) + u * packed_group_size(W.type, W.cols),
+                  group.data());
+    } else {
+        pack_grid_group(W.type, p.tile->grid_block,
+                        static_cast<const uint8_t*>(W.data) + r_begin * row_size(W.type, W.cols),
+                        nr, W.cols, group.data());
     }
-    pack_grid_group(W.type, p.tile->grid_block, src, nr, W.cols, group.data());
     for (int64_t t = t0; t < t1; t += kPackTokens) {
         const int nt = static_cast<int>(std::min<int64_t>(kPackTokens, t1 - t));
         p.grid(W.cols, group.data(), f.rows + t * f.row_bytes, f.row_bytes,
@@ -170,8 +173,10 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
         ActFormat f;
         const PackedKernels& pk = k.packed_of(W.type);
         // Grid types run prefill through their decoded levels, packed or not.
-        const bool grid = wt.grid_block && n_tokens >= kGridPackTokens;
-        if (W.packed && pk.gemm && !grid) {
+        const bool stripes = W.packed && pk.gemm;
+        const bool grid =
+            wt.grid_block && n_tokens >= (stripes ? kGridStripesTokens : kGridRowsTokens);
+        if (stripes && !grid) {
             p.packed = &pk;
             f = {pk.quantize, packed_activation_size(W.type, cols)};
             p.pairs = n_tokens == 1 && pk.gemv2 && groups >= 2;
@@ -181,6 +186,10 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
         } else {
             // The grid kernel reads the Q8_K rows the grid tiles read.
             if (grid) p.grid = k.grid_gemm;
+            if (grid && W.packed) {
+                p.to_grid = pk.to_grid;
+                if (!p.to_grid) throw std::logic_error("matmul: packed grid weights, no to_grid");
+            }
             f = {k.of(wt.vec_dot_type).from_float, row_size(wt.vec_dot_type, cols)};
         }
         int i = 0;
@@ -292,7 +301,7 @@ std::string kernel_path(const Kernels& k, Type t) {
     // A grid type's prefill, packed or not.
     const auto grid_prefill = [&] {
         const bool grid_ref = k.grid_gemm == ref.grid_gemm && k.isa != Isa::Scalar;
-        return "; prefill of " + std::to_string(kGridPackTokens) +
+        return "; prefill of " + std::to_string(packed ? kGridStripesTokens : kGridRowsTokens) +
                " tokens and more decodes each 16-row group to 8-bit levels for the " +
                (grid_ref ? std::string("scalar reference's") : isa) + " packed kernel";
     };

@@ -645,11 +645,14 @@ constexpr PackedOverride kQuantizers[] = {
     {Type::IQ4_XS, {quantize_q8_K, nullptr, nullptr}},
     {Type::Q3_K, {quantize_q8_K, nullptr, nullptr}},
     {Type::Q2_K, {quantize_q8_K, nullptr, nullptr}},
-    {Type::IQ2_XXS, {quantize_q8_K, avx2::packed_gemm_iq2_xxs, nullptr}},
-    {Type::IQ2_XS, {quantize_q8_K, avx2::packed_gemm_iq2_xs, nullptr}},
-    {Type::IQ2_S, {quantize_q8_K, avx2::packed_gemm_iq2_s, nullptr}},
-    {Type::IQ3_XXS, {quantize_q8_K, avx2::packed_gemm_iq3_xxs, nullptr}},
-    {Type::IQ3_S, {quantize_q8_K, avx2::packed_gemm_iq3_s, nullptr}},
+    {Type::IQ2_XXS,
+     {quantize_q8_K, avx2::packed_gemm_iq2_xxs, nullptr, avx2::stripes_to_grid_iq2_xxs}},
+    {Type::IQ2_XS,
+     {quantize_q8_K, avx2::packed_gemm_iq2_xs, nullptr, avx2::stripes_to_grid_iq2_xs}},
+    {Type::IQ2_S, {quantize_q8_K, avx2::packed_gemm_iq2_s, nullptr, avx2::stripes_to_grid_iq2_s}},
+    {Type::IQ3_XXS,
+     {quantize_q8_K, avx2::packed_gemm_iq3_xxs, nullptr, avx2::stripes_to_grid_iq3_xxs}},
+    {Type::IQ3_S, {quantize_q8_K, avx2::packed_gemm_iq3_s, nullptr, avx2::stripes_to_grid_iq3_s}},
 };
 
 }  // namespace

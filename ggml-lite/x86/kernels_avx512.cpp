@@ -673,11 +673,16 @@ constexpr PackedOverride kPacked[] = {
     {Type::IQ4_XS, {quantize_q8_K, avx512::packed_gemm_iq4_xs}},
     {Type::Q3_K, {quantize_q8_K, avx512::packed_gemm_q3_K}},
     {Type::Q2_K, {quantize_q8_K, avx512::packed_gemm_q2_K}},
-    {Type::IQ2_XXS, {quantize_q8_K, avx512::packed_gemm_iq2_xxs}},
-    {Type::IQ2_XS, {quantize_q8_K, avx512::packed_gemm_iq2_xs}},
-    {Type::IQ2_S, {quantize_q8_K, avx512::packed_gemm_iq2_s}},
-    {Type::IQ3_XXS, {quantize_q8_K, avx512::packed_gemm_iq3_xxs}},
-    {Type::IQ3_S, {quantize_q8_K, avx512::packed_gemm_iq3_s}},
+    {Type::IQ2_XXS,
+     {quantize_q8_K, avx512::packed_gemm_iq2_xxs, nullptr, avx512::stripes_to_grid_iq2_xxs}},
+    {Type::IQ2_XS,
+     {quantize_q8_K, avx512::packed_gemm_iq2_xs, nullptr, avx512::stripes_to_grid_iq2_xs}},
+    {Type::IQ2_S,
+     {quantize_q8_K, avx512::packed_gemm_iq2_s, nullptr, avx512::stripes_to_grid_iq2_s}},
+    {Type::IQ3_XXS,
+     {quantize_q8_K, avx512::packed_gemm_iq3_xxs, nullptr, avx512::stripes_to_grid_iq3_xxs}},
+    {Type::IQ3_S,
+     {quantize_q8_K, avx512::packed_gemm_iq3_s, nullptr, avx512::stripes_to_grid_iq3_s}},
 };
 
 }  // namespace

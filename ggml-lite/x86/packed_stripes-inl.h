@@ -4,8 +4,9 @@
 // and their scales from a few instructions for all 4 rows; then per row the grid magnitudes are
 // looked up, negated where the signs say, and multiplied exactly by the activations (Rows::dots).
 // Included by packed_stripes_avx2.cpp and packed_stripes_avx512.cpp, each compiled with its
-// ISA's flags, which give Rows; everything here is in an anonymous namespace, so each file has
-// its own copy.
+// ISA's flags, which give Rows (levels: the 4 rows' signed levels of a sub-block; dots: their
+// exact dots with 32 activations, transpose_sum'd); everything here is in an anonymous namespace,
+// so each file has its own copy.
 //
 // A type is a Stripe: its x4 block and file block, and magnitudes (row i's 32 grid magnitudes
 // of sub-block ib, value 0 in byte 0), signs (the 16 sign bytes, byte 4i + l bit k set where
@@ -144,49 +145,129 @@ inline __m256i transpose_sum(__m256i s0, __m256i s1, __m256i s2, __m256i s3) {
     return _mm256_add_epi32(_mm256_unpacklo_epi64(s01, s23), _mm256_unpackhi_epi64(s01, s23));
 }
 
-// One super-block column of a stripe against one token's block: the 4 rows' sums advanced.
-template <class Rows, class S>
-inline __m128 stripe_step(const typename S::Quad& w, const block_q8_K& x, __m128 acc) {
-    __m256i isum = _mm256_setzero_si256();
+// Tokens per pass over a stripe: each sub-block's levels are made once for all of them.
+constexpr int kStripeTokens = 4;
+
+// One super-block column of a stripe against NT tokens' blocks: the 4 rows' sums advanced.
+template <class Rows, class S, int NT>
+inline void stripe_step(const typename S::Quad& w, const block_q8_K* const* x, int64_t b,
+                        __m128* acc) {
+    __m256i isum[NT];
+    for (int t = 0; t < NT; t++) isum[t] = _mm256_setzero_si256();
 #pragma GCC unroll 2
     for (int ib = 0; ib < QK_K / 32; ib++) {
-        const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 32 * ib));
-        const __m256i dots = Rows::template dots<S>(w, ib, y, S::signs(w, ib));
-        isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(S::scales(w, ib), dots));
+        __m256i q[4];
+        Rows::template levels<S>(w, ib, S::signs(w, ib), q);
+        const __m256i ls = S::scales(w, ib);
+        for (int t = 0; t < NT; t++) {
+            const __m256i y =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * ib));
+            isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(ls, Rows::dots(q, y)));
+        }
     }
-    const __m128i i4 =
-        _mm_add_epi32(_mm256_castsi256_si128(isum), _mm256_extracti128_si256(isum, 1));
-    const __m128 d = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.d)));
-    const __m128 scale = _mm_mul_ps(_mm_mul_ps(d, _mm_set1_ps(S::Block::kScale)), _mm_set1_ps(x.d));
-    return _mm_fmadd_ps(_mm_cvtepi32_ps(i4), scale, acc);
+    const __m128 d =
+        _mm_mul_ps(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.d))),
+                   _mm_set1_ps(S::Block::kScale));
+    for (int t = 0; t < NT; t++) {
+        const __m128i i4 =
+            _mm_add_epi32(_mm256_castsi256_si128(isum[t]), _mm256_extracti128_si256(isum[t], 1));
+        acc[t] = _mm_fmadd_ps(_mm_cvtepi32_ps(i4), _mm_mul_ps(d, _mm_set1_ps(x[t][b].d)), acc[t]);
+    }
 }
 
-// A stripe's nb super-block columns against one token: its 4 rows' sums. Not inlined into the
-// loops over stripes and tokens, whose pointers and counts left the step too few general
-// registers (GCC then parked the grid indices in vector registers, IQ2_XXS 25% slower).
-template <class Rows, class S>
-[[gnu::noinline]] __m128 stripe_sums(const typename S::Quad* stripe, int64_t nb,
-                                     const block_q8_K* xb) {
-    __m128 acc = _mm_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) acc = stripe_step<Rows, S>(stripe[b], xb[b], acc);
-    return acc;
+// A stripe's nb super-block columns against NT tokens: its 4 rows' sums, token t's at
+// y[t * y_stride], the first `rows` of them. Not inlined into the loops over stripes and
+// tokens, whose pointers and counts left the step too few general registers (GCC then parked
+// the grid indices in vector registers, IQ2_XXS 25% slower).
+template <class Rows, class S, int NT>
+[[gnu::noinline]] void stripe_sums(const typename S::Quad* stripe, int64_t nb,
+                                   const block_q8_K* const* x, float* y, int64_t y_stride,
+                                   int rows) {
+    __m128 acc[NT];
+    for (int t = 0; t < NT; t++) acc[t] = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) stripe_step<Rows, S, NT>(stripe[b], x, b, acc);
+    for (int t = 0; t < NT; t++) {
+        alignas(16) float out[4];
+        _mm_store_ps(out, acc[t]);
+        for (int i = 0; i < rows; i++) y[t * y_stride + i] = out[i];
+    }
 }
 
-// PackedKernels::gemm of a group of stripes: stripe by stripe, token by token, so a token reads
-// its stripe front to back.
+// PackedKernels::gemm of a group of stripes: stripe by stripe, kStripeTokens tokens at a time,
+// so a pass reads its stripe front to back.
 template <class Rows, class S>
 void stripes_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                   int64_t y_stride, int nr, int nt) {
     const auto* quads = static_cast<const typename S::Quad*>(w);
     const int64_t nb = n / QK_K;
+    const block_q8_K* xt[kPackTokens];
+    for (int t = 0; t < nt; t++) {
+        xt[t] = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(x) + t * x_stride);
+    }
     for (int k = 0; 4 * k < nr; k++) {
         const int rows = std::min(4, nr - 4 * k);
-        for (int t = 0; t < nt; t++) {
-            const auto* xb =
-                reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(x) + t * x_stride);
-            alignas(16) float out[4];
-            _mm_store_ps(out, stripe_sums<Rows, S>(quads + k * nb, nb, xb));
-            for (int i = 0; i < rows; i++) y[t * y_stride + 4 * k + i] = out[i];
+        for (int t = 0; t < nt; t += kStripeTokens) {
+            const auto* stripe = quads + k * nb;
+            float* out = y + t * y_stride + 4 * k;
+            switch (std::min(kStripeTokens, nt - t)) {
+                case 1:
+                    stripe_sums<Rows, S, 1>(stripe, nb, xt + t, out, y_stride, rows);
+                    break;
+                case 2:
+                    stripe_sums<Rows, S, 2>(stripe, nb, xt + t, out, y_stride, rows);
+                    break;
+                case 3:
+                    stripe_sums<Rows, S, 3>(stripe, nb, xt + t, out, y_stride, rows);
+                    break;
+                default:
+                    stripe_sums<Rows, S, 4>(stripe, nb, xt + t, out, y_stride, rows);
+            }
+        }
+    }
+}
+
+// PackedKernels::to_grid: a group's 4 stripes decoded to block_gridx16 columns (packed.h), the
+// levels of the decode step plus kGridOffset; word m of 4 rows' levels is 16 contiguous bytes
+// there, so the 4 rows' vectors are transposed as words and stored 16 bytes at a time.
+template <class Rows, class S>
+void stripes_to_grid(int64_t n, const void* w, void* dst) {
+    const auto* quads = static_cast<const typename S::Quad*>(w);
+    auto* out = static_cast<block_gridx16*>(dst);
+    const int64_t nb = n / QK_K;
+    const __m256i offset = _mm256_set1_epi8(kGridOffset);
+    const auto store = [](uint8_t* p, __m128i v) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+    };
+    for (int64_t b = 0; b < nb; b++) {
+        block_gridx16& g = out[b];
+        for (int k = 0; k < kPackRows / 4; k++) {
+            const typename S::Quad& quad = quads[k * nb + b];
+            const __m128 d =
+                _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(quad.d)));
+            _mm_storeu_ps(g.d + 4 * k, _mm_mul_ps(d, _mm_set1_ps(S::Block::kScale)));
+            for (int ib = 0; ib < QK_K / 32; ib++) {
+                __m256i q[4];
+                Rows::template levels<S>(quad, ib, S::signs(quad, ib), q);
+                for (__m256i& v : q) v = _mm256_add_epi8(v, offset);
+                const __m256i ab_lo = _mm256_unpacklo_epi32(q[0], q[1]);
+                const __m256i ab_hi = _mm256_unpackhi_epi32(q[0], q[1]);
+                const __m256i cd_lo = _mm256_unpacklo_epi32(q[2], q[3]);
+                const __m256i cd_hi = _mm256_unpackhi_epi32(q[2], q[3]);
+                // Words m and m + 4 of the 4 rows, in the low and high halves.
+                const __m256i words[4] = {
+                    _mm256_unpacklo_epi64(ab_lo, cd_lo), _mm256_unpackhi_epi64(ab_lo, cd_lo),
+                    _mm256_unpacklo_epi64(ab_hi, cd_hi), _mm256_unpackhi_epi64(ab_hi, cd_hi)};
+                for (int m = 0; m < 4; m++) {
+                    store(g.qs[8 * ib + m][4 * k], _mm256_castsi256_si128(words[m]));
+                    store(g.qs[8 * ib + m + 4][4 * k], _mm256_extracti128_si256(words[m], 1));
+                }
+                alignas(32) int32_t ls[8];
+                _mm256_store_si256(reinterpret_cast<__m256i*>(ls), S::scales(quad, ib));
+                for (int i = 0; i < 4; i++) {
+                    g.scales[2 * ib][4 * k + i] = static_cast<uint8_t>(ls[i]);
+                    g.scales[2 * ib + 1][4 * k + i] = static_cast<uint8_t>(ls[4 + i]);
+                }
+            }
         }
     }
 }

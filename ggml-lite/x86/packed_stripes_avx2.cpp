@@ -23,21 +23,25 @@ constexpr auto kRowSigns = [] {
 
 struct Avx2Rows {
     template <class S>
-    static __m256i dots(const typename S::Quad& w, int ib, __m256i y, __m128i signs) {
-        const __m256i ay = _mm256_abs_epi8(y), s = _mm256_broadcastsi128_si256(signs);
+    static void levels(const typename S::Quad& w, int ib, __m128i signs, __m256i* q) {
+        const __m256i s = _mm256_broadcastsi128_si256(signs);
         const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
-        const __m256i one8 = _mm256_set1_epi8(1), one16 = _mm256_set1_epi16(1);
-        __m256i d[4];
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++) {
             const __m256i pick =
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kRowSigns[i].data()));
             const __m256i neg =
                 _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(s, pick), bit), bit);
-            const __m256i q = _mm256_sign_epi8(S::magnitudes(w, ib, i), _mm256_or_si256(neg, one8));
-            d[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(ay, _mm256_sign_epi8(q, y)), one16);
+            q[i] = _mm256_sign_epi8(S::magnitudes(w, ib, i),
+                                    _mm256_or_si256(neg, _mm256_set1_epi8(1)));
         }
-        return transpose_sum(d[0], d[1], d[2], d[3]);
+    }
+    static __m256i dots(const __m256i* q, __m256i y) {
+        const __m256i ay = _mm256_abs_epi8(y), one = _mm256_set1_epi16(1);
+        const auto dot = [&](__m256i qi) {
+            return _mm256_madd_epi16(_mm256_maddubs_epi16(ay, _mm256_sign_epi8(qi, y)), one);
+        };
+        return transpose_sum(dot(q[0]), dot(q[1]), dot(q[2]), dot(q[3]));
     }
 };
 
@@ -49,6 +53,9 @@ namespace avx2 {
     void packed_gemm_##name(int64_t n, const void* w, const void* x, size_t x_stride, float* y, \
                             int64_t y_stride, int nr, int nt) {                                 \
         stripes_gemm<Avx2Rows, Stripe>(n, w, x, x_stride, y, y_stride, nr, nt);                 \
+    }                                                                                           \
+    void stripes_to_grid_##name(int64_t n, const void* w, void* dst) {                          \
+        stripes_to_grid<Avx2Rows, Stripe>(n, w, dst);                                           \
     }
 LILA_STRIPES_GEMM(iq2_xxs, Iq2XxsStripe)
 LILA_STRIPES_GEMM(iq2_xs, Iq2XsStripe)

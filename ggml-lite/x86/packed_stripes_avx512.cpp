@@ -11,18 +11,21 @@ namespace {
 
 struct Avx512Rows {
     template <class S>
-    static __m256i dots(const typename S::Quad& w, int ib, __m256i y, __m128i signs) {
-        const __m256i ay = _mm256_abs_epi8(y), zero = _mm256_setzero_si256();
+    static void levels(const typename S::Quad& w, int ib, __m128i signs, __m256i* q) {
         alignas(16) uint32_t bits[4];
         _mm_store_si128(reinterpret_cast<__m128i*>(bits), signs);
-        __m256i d[4];
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++) {
             const __m256i m = S::magnitudes(w, ib, i);
-            const __m256i q = _mm256_mask_sub_epi8(m, _cvtu32_mask32(bits[i]), zero, m);
-            d[i] = _mm256_dpbusd_epi32(zero, ay, _mm256_sign_epi8(q, y));
+            q[i] = _mm256_mask_sub_epi8(m, _cvtu32_mask32(bits[i]), _mm256_setzero_si256(), m);
         }
-        return transpose_sum(d[0], d[1], d[2], d[3]);
+    }
+    static __m256i dots(const __m256i* q, __m256i y) {
+        const __m256i ay = _mm256_abs_epi8(y), zero = _mm256_setzero_si256();
+        return transpose_sum(_mm256_dpbusd_epi32(zero, ay, _mm256_sign_epi8(q[0], y)),
+                             _mm256_dpbusd_epi32(zero, ay, _mm256_sign_epi8(q[1], y)),
+                             _mm256_dpbusd_epi32(zero, ay, _mm256_sign_epi8(q[2], y)),
+                             _mm256_dpbusd_epi32(zero, ay, _mm256_sign_epi8(q[3], y)));
     }
 };
 
@@ -34,6 +37,9 @@ namespace avx512 {
     void packed_gemm_##name(int64_t n, const void* w, const void* x, size_t x_stride, float* y, \
                             int64_t y_stride, int nr, int nt) {                                 \
         stripes_gemm<Avx512Rows, Stripe>(n, w, x, x_stride, y, y_stride, nr, nt);               \
+    }                                                                                           \
+    void stripes_to_grid_##name(int64_t n, const void* w, void* dst) {                          \
+        stripes_to_grid<Avx512Rows, Stripe>(n, w, dst);                                         \
     }
 LILA_STRIPES_GEMM(iq2_xxs, Iq2XxsStripe)
 LILA_STRIPES_GEMM(iq2_xs, Iq2XsStripe)

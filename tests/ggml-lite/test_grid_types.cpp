@@ -324,6 +324,43 @@ TEST(GridTypes, StripesHoldTheRows) {
     EXPECT_THROW(unpack_group(Type::Q4_K, nullptr, 1, 256, nullptr), std::invalid_argument);
 }
 
+// Prefill's decoding of a packed group (PackedKernels::to_grid) gives what the rows' decoding
+// gives (pack_grid_group) for every real row, in every table, the SIMD ones the scalar one's
+// bytes for the padding rows too.
+TEST(GridTypes, StripesDecodeAsTheRows) {
+    constexpr int kRows = 13;
+    constexpr int64_t kBlocks = 3, n = kBlocks * QK_K;
+    for (Type t : kStripeTypes) {
+        const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 41);
+        std::vector<uint8_t> p(packed_group_size(t, n));
+        pack_groups(t, w.data(), kRows, n, p.data(), 0, 1);
+        std::vector<block_gridx16> rows(kBlocks), want(kBlocks);
+        pack_grid_group(t, traits(t).grid_block, w.data(), kRows, n, rows.data());
+        kernels_scalar().packed_of(t).to_grid(n, p.data(), want.data());
+        for (int64_t b = 0; b < kBlocks; b++) {
+            for (int r = 0; r < kRows; r++) {
+                EXPECT_EQ(want[b].d[r], rows[b].d[r]) << type_name(t);
+                for (int g = 0; g < QK_K / 16; g++)
+                    EXPECT_EQ(want[b].scales[g][r], rows[b].scales[g][r]) << type_name(t);
+                for (int m = 0; m < QK_K / 4; m++)
+                    EXPECT_EQ(0, std::memcmp(want[b].qs[m][r], rows[b].qs[m][r], 4))
+                        << type_name(t) << " row " << r << " word " << m;
+            }
+        }
+        for (const Kernels* k : test::simd_tables()) {
+            const auto to_grid = k->packed_of(t).to_grid;
+            if (!k->packed_of(t).gemm) continue;
+            ASSERT_NE(to_grid, nullptr) << isa_name(k->isa) << ' ' << type_name(t);
+            EXPECT_NE(to_grid, kernels_scalar().packed_of(t).to_grid) << isa_name(k->isa);
+            std::vector<block_gridx16> got(kBlocks);
+            std::memset(got.data(), 0xa5, got.size() * sizeof(block_gridx16));
+            to_grid(n, p.data(), got.data());
+            EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(block_gridx16)))
+                << isa_name(k->isa) << ' ' << type_name(t);
+        }
+    }
+}
+
 // A row in stripes gives its vec_dot's bits in every table (decode then matches the unpacked
 // rows' prefill), the activations taking every byte, -128 included; and matmul of the packed
 // matrix gives the same bits one token at a time as a batch, which runs through the rows
