@@ -132,6 +132,13 @@ XxsFields xxs_fields(const block_iq3_xxs*, int ib) {
     return {offsetof(block_iq3_xxs, qs) + 8 * ib, offsetof(block_iq3_xxs, qs) + QK_K / 4 + 4 * ib};
 }
 
+// The stripes' sign byte (grid_sign_code) of each 7-bit sign field of the file, made once.
+constexpr std::array<uint8_t, 128> kSignCode = [] {
+    std::array<uint8_t, 128> t{};
+    for (uint32_t seven = 0; seven < 128; seven++) t[seven] = grid_sign_code(even_signs(seven));
+    return t;
+}();
+
 // Row i of a stripe's column (packed.h: block_grid_xxsx4 ...) from a row's block (put_row), and
 // back (get_row): one pair per grid type.
 template <int Indices, class Block>
@@ -144,8 +151,8 @@ void put_row(block_grid_xxsx4<Indices>& p, int i, const Block& b) {
         uint32_t word;
         std::memcpy(&word, bytes + f.word, 4);
         for (int l = 0; l < 4; l++) {
-            p.signs[ib][i][l] = static_cast<uint8_t>(grid_sign_code(even_signs(word >> (7 * l))) |
-                                                     ((word >> (28 + l)) & 1));
+            p.signs[ib][i][l] =
+                static_cast<uint8_t>(kSignCode[(word >> (7 * l)) & 127] | ((word >> (28 + l)) & 1));
         }
     }
 }
@@ -171,8 +178,7 @@ void put_row(block_iq2_xsx4& p, int i, const block_iq2_xs& b) {
         p.scales[ib][i] = b.scales[ib];
         for (int l = 0; l < 4; l++) {
             const uint16_t q = b.qs[4 * ib + l];
-            p.qs[ib][i][l] =
-                static_cast<uint16_t>((q & 511) | grid_sign_code(even_signs(q >> 9)) << 8);
+            p.qs[ib][i][l] = static_cast<uint16_t>((q & 511) | kSignCode[q >> 9] << 8);
         }
     }
 }
