@@ -16,6 +16,7 @@
 #include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/kernels_iq_avx2.h"
 #include "ggml-lite/x86/packed_avx2.h"
+#include "ggml-lite/x86/packed_stripes.h"
 #include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite {
@@ -630,8 +631,8 @@ constexpr TypeOverride kTypes[] = {
 };
 
 // The packed kernels' activation quantizers; the kernels themselves are packed_avx2.cpp's
-// (packed_kernels(): one copy for each AVX2 table), but for the grid types'
-// (packed_stripes_avx2.cpp: one for both tables).
+// (packed_kernels(): one copy for each AVX2 table), and for the grid types
+// packed_stripes_avx2.cpp's (stripe_kernels(): one for both tables).
 constexpr PackedOverride kQuantizers[] = {
     {Type::Q8_0, {quantize_q8_0c_blocks<128, Q8Lanes>, nullptr, nullptr}},
     {Type::Q4_0, {quantize_q8_0c_blocks<8, Q8Lanes>, nullptr, nullptr}},
@@ -645,14 +646,11 @@ constexpr PackedOverride kQuantizers[] = {
     {Type::IQ4_XS, {quantize_q8_K, nullptr, nullptr}},
     {Type::Q3_K, {quantize_q8_K, nullptr, nullptr}},
     {Type::Q2_K, {quantize_q8_K, nullptr, nullptr}},
-    {Type::IQ2_XXS,
-     {quantize_q8_K, avx2::packed_gemm_iq2_xxs, nullptr, avx2::stripes_to_grid_iq2_xxs}},
-    {Type::IQ2_XS,
-     {quantize_q8_K, avx2::packed_gemm_iq2_xs, nullptr, avx2::stripes_to_grid_iq2_xs}},
-    {Type::IQ2_S, {quantize_q8_K, avx2::packed_gemm_iq2_s, nullptr, avx2::stripes_to_grid_iq2_s}},
-    {Type::IQ3_XXS,
-     {quantize_q8_K, avx2::packed_gemm_iq3_xxs, nullptr, avx2::stripes_to_grid_iq3_xxs}},
-    {Type::IQ3_S, {quantize_q8_K, avx2::packed_gemm_iq3_s, nullptr, avx2::stripes_to_grid_iq3_s}},
+    {Type::IQ2_XXS, {quantize_q8_K, nullptr, nullptr}},
+    {Type::IQ2_XS, {quantize_q8_K, nullptr, nullptr}},
+    {Type::IQ2_S, {quantize_q8_K, nullptr, nullptr}},
+    {Type::IQ3_XXS, {quantize_q8_K, nullptr, nullptr}},
+    {Type::IQ3_S, {quantize_q8_K, nullptr, nullptr}},
 };
 
 }  // namespace
@@ -662,6 +660,7 @@ const Kernels* kernels_avx2() {
     static const Kernels table = [] {
         Kernels k = with_overrides(with_overrides(kernels_scalar(), Isa::Avx2, kTypes, kQuantizers),
                                    Isa::Avx2, avx2::kGridTypes, avx2::packed_kernels());
+        k = with_overrides(k, Isa::Avx2, {}, avx2::stripe_kernels());
         set_float_kernels<Arch, LoadF16<Arch>>(k);
         k.grid_gemm = avx2::packed_gemm_grid;
         return k;

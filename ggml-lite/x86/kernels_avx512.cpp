@@ -16,6 +16,7 @@
 #include "ggml-lite/simd_float-inl.h"
 #include "ggml-lite/x86/kernels_iq_avx2.h"
 #include "ggml-lite/x86/packed_avx512.h"
+#include "ggml-lite/x86/packed_stripes.h"
 #include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite {
@@ -673,16 +674,11 @@ constexpr PackedOverride kPacked[] = {
     {Type::IQ4_XS, {quantize_q8_K, avx512::packed_gemm_iq4_xs}},
     {Type::Q3_K, {quantize_q8_K, avx512::packed_gemm_q3_K}},
     {Type::Q2_K, {quantize_q8_K, avx512::packed_gemm_q2_K}},
-    {Type::IQ2_XXS,
-     {quantize_q8_K, avx512::packed_gemm_iq2_xxs, nullptr, avx512::stripes_to_grid_iq2_xxs}},
-    {Type::IQ2_XS,
-     {quantize_q8_K, avx512::packed_gemm_iq2_xs, nullptr, avx512::stripes_to_grid_iq2_xs}},
-    {Type::IQ2_S,
-     {quantize_q8_K, avx512::packed_gemm_iq2_s, nullptr, avx512::stripes_to_grid_iq2_s}},
-    {Type::IQ3_XXS,
-     {quantize_q8_K, avx512::packed_gemm_iq3_xxs, nullptr, avx512::stripes_to_grid_iq3_xxs}},
-    {Type::IQ3_S,
-     {quantize_q8_K, avx512::packed_gemm_iq3_s, nullptr, avx512::stripes_to_grid_iq3_s}},
+    {Type::IQ2_XXS, {quantize_q8_K, nullptr}},
+    {Type::IQ2_XS, {quantize_q8_K, nullptr}},
+    {Type::IQ2_S, {quantize_q8_K, nullptr}},
+    {Type::IQ3_XXS, {quantize_q8_K, nullptr}},
+    {Type::IQ3_S, {quantize_q8_K, nullptr}},
 };
 
 }  // namespace
@@ -691,7 +687,7 @@ constexpr PackedOverride kPacked[] = {
 const Kernels* kernels_avx512() {
     static const Kernels table = [] {
         Kernels k = with_overrides(with_overrides(kernels_scalar(), Isa::Avx512, kTypes, kPacked),
-                                   Isa::Avx512, avx2::kGridTypes, {});
+                                   Isa::Avx512, avx2::kGridTypes, avx512::stripe_kernels());
         set_float_kernels<Arch, LoadF16<Arch>>(k);
         k.attend_f32 = attend<float, LoadF32<Arch>, LoadF32<Arch256>>;
         k.attend_f16 = attend<uint16_t, LoadF16<Arch>, LoadF16<Arch256>>;

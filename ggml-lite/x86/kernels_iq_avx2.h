@@ -25,25 +25,6 @@ LILA_GRID_KERNELS(iq1_s)
 LILA_GRID_KERNELS(iq1_m)
 #undef LILA_GRID_KERNELS
 
-// The grid types' packed kernels (PackedKernels::gemm on packed.h's stripes), from
-// packed_stripes_avx2.cpp.
-void packed_gemm_iq2_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                         int64_t y_stride, int nr, int nt);
-void packed_gemm_iq2_xs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                        int64_t y_stride, int nr, int nt);
-void packed_gemm_iq2_s(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                       int64_t y_stride, int nr, int nt);
-void packed_gemm_iq3_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                         int64_t y_stride, int nr, int nt);
-void packed_gemm_iq3_s(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                       int64_t y_stride, int nr, int nt);
-// Their PackedKernels::to_grid.
-void stripes_to_grid_iq2_xxs(int64_t n, const void* w, void* dst);
-void stripes_to_grid_iq2_xs(int64_t n, const void* w, void* dst);
-void stripes_to_grid_iq2_s(int64_t n, const void* w, void* dst);
-void stripes_to_grid_iq3_xxs(int64_t n, const void* w, void* dst);
-void stripes_to_grid_iq3_s(int64_t n, const void* w, void* dst);
-
 // The grid types' rows of the avx2 and avx512 tables (kernels_avx2.cpp, kernels_avx512.cpp).
 inline constexpr TypeOverride kGridTypes[] = {
     {Type::IQ2_XXS, {vec_dot_iq2_xxs, nullptr, gemm_tile_iq2_xxs, grid_block_iq2_xxs}},

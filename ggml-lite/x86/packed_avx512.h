@@ -57,23 +57,6 @@ void packed_gemm_q3_K(int64_t n, const void* w, const void* x, size_t x_stride, 
                       int64_t y_stride, int nr, int nt);
 void packed_gemm_q2_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
-// The grid types' stripes (packed.h: block_grid_xxsx4 ...), from packed_stripes_avx512.cpp.
-void packed_gemm_iq2_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                         int64_t y_stride, int nr, int nt);
-void packed_gemm_iq2_xs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                        int64_t y_stride, int nr, int nt);
-void packed_gemm_iq2_s(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                       int64_t y_stride, int nr, int nt);
-void packed_gemm_iq3_xxs(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                         int64_t y_stride, int nr, int nt);
-void packed_gemm_iq3_s(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
-                       int64_t y_stride, int nr, int nt);
-// Their PackedKernels::to_grid.
-void stripes_to_grid_iq2_xxs(int64_t n, const void* w, void* dst);
-void stripes_to_grid_iq2_xs(int64_t n, const void* w, void* dst);
-void stripes_to_grid_iq2_s(int64_t n, const void* w, void* dst);
-void stripes_to_grid_iq3_xxs(int64_t n, const void* w, void* dst);
-void stripes_to_grid_iq3_s(int64_t n, const void* w, void* dst);
 // The grid types' decoded levels (packed.h: block_gridx16): Kernels::grid_gemm.
 void packed_gemm_grid(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);

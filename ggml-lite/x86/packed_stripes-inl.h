@@ -26,6 +26,7 @@
 
 #include "ggml-lite/fp16.h"
 #include "ggml-lite/iq_grids.h"
+#include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant.h"
 
@@ -271,6 +272,21 @@ void stripes_to_grid(int64_t n, const void* w, void* dst) {
         }
     }
 }
+
+// The stripe types' packed kernels with Rows, as table overrides (packed_stripes.h).
+template <class Rows>
+constexpr PackedOverride kStripeKernels[] = {
+    {Type::IQ2_XXS,
+     {nullptr, stripes_gemm<Rows, Iq2XxsStripe>, nullptr, stripes_to_grid<Rows, Iq2XxsStripe>}},
+    {Type::IQ2_XS,
+     {nullptr, stripes_gemm<Rows, Iq2XsStripe>, nullptr, stripes_to_grid<Rows, Iq2XsStripe>}},
+    {Type::IQ2_S,
+     {nullptr, stripes_gemm<Rows, Iq2SStripe>, nullptr, stripes_to_grid<Rows, Iq2SStripe>}},
+    {Type::IQ3_XXS,
+     {nullptr, stripes_gemm<Rows, Iq3XxsStripe>, nullptr, stripes_to_grid<Rows, Iq3XxsStripe>}},
+    {Type::IQ3_S,
+     {nullptr, stripes_gemm<Rows, Iq3SStripe>, nullptr, stripes_to_grid<Rows, Iq3SStripe>}},
+};
 
 }  // namespace
 }  // namespace ggml_lite

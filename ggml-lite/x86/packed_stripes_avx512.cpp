@@ -3,8 +3,8 @@
 // magnitudes are negated, and vpdpbusd sums |x| times the level signed by x, exactly.
 #include <immintrin.h>
 
-#include "ggml-lite/x86/packed_avx512.h"
 #include "ggml-lite/x86/packed_stripes-inl.h"
+#include "ggml-lite/x86/packed_stripes.h"
 
 namespace ggml_lite {
 namespace {
@@ -33,20 +33,9 @@ struct Avx512Rows {
 
 namespace avx512 {
 
-#define LILA_STRIPES_GEMM(name, Stripe)                                                         \
-    void packed_gemm_##name(int64_t n, const void* w, const void* x, size_t x_stride, float* y, \
-                            int64_t y_stride, int nr, int nt) {                                 \
-        stripes_gemm<Avx512Rows, Stripe>(n, w, x, x_stride, y, y_stride, nr, nt);               \
-    }                                                                                           \
-    void stripes_to_grid_##name(int64_t n, const void* w, void* dst) {                          \
-        stripes_to_grid<Avx512Rows, Stripe>(n, w, dst);                                         \
-    }
-LILA_STRIPES_GEMM(iq2_xxs, Iq2XxsStripe)
-LILA_STRIPES_GEMM(iq2_xs, Iq2XsStripe)
-LILA_STRIPES_GEMM(iq2_s, Iq2SStripe)
-LILA_STRIPES_GEMM(iq3_xxs, Iq3XxsStripe)
-LILA_STRIPES_GEMM(iq3_s, Iq3SStripe)
-#undef LILA_STRIPES_GEMM
+std::span<const PackedOverride> stripe_kernels() {
+    return kStripeKernels<Avx512Rows>;
+}
 
 }  // namespace avx512
 }  // namespace ggml_lite
