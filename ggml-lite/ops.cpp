@@ -57,7 +57,7 @@ struct Product {
     int64_t units;
     bool pairs = false;
     // A grid type's prefill: Kernels::grid_gemm on each group decoded (run_grid), from the
-    // packed group by to_grid where W is packed.
+    // packed group by to_grid where W is packed for this table.
     decltype(Kernels::grid_gemm) grid = nullptr;
     decltype(PackedKernels::to_grid) to_grid = nullptr;
 };
@@ -85,14 +85,14 @@ constexpr int64_t kGridStripesTokens = 4;
 
 // Group u of a grid type (p.grid) against tokens [t0, t1): its rows decoded into this thread's
 // buffer (which only grows), then the grid kernel. A packed matrix's group is decoded from its
-// packed form (the file's rows are let go once packed: model.cpp).
+// packed form (p.to_grid): the file's rows are let go once packed (model.cpp).
 void run_grid(const Product& p, const ActFormat& f, int64_t u, int64_t t0, int64_t t1) {
     const Matrix& W = *p.W;
     const int64_t r_begin = u * kPackRows;
     const int nr = static_cast<int>(std::min<int64_t>(kPackRows, W.rows - r_begin));
     thread_local std::vector<uint8_t> group;
     group.resize(std::max(group.size(), grid_group_size(W.cols)));
-    if (W.packed) {
+    if (p.to_grid) {
         p.to_grid(W.cols,
                   static_cast<const uint8_t*>(W.packed) + u * packed_group_size(W.type, W.cols),
                   group.data());
@@ -186,10 +186,7 @@ void matmul(Context& ctx, const float* x, int64_t n_tokens, std::initializer_lis
         } else {
             // The grid kernel reads the Q8_K rows the grid tiles read.
             if (grid) p.grid = k.grid_gemm;
-            if (grid && W.packed) {
-                p.to_grid = pk.to_grid;
-                if (!p.to_grid) throw std::logic_error("matmul: packed grid weights, no to_grid");
-            }
+            if (grid && stripes) p.to_grid = pk.to_grid;
             f = {k.of(wt.vec_dot_type).from_float, row_size(wt.vec_dot_type, cols)};
         }
         int i = 0;
