@@ -273,7 +273,8 @@ struct Layout {
     // The packed kernels' activation rows: act_bytes per act_values values.
     size_t act_bytes;
     int64_t act_values;
-    // The inverse of pack for the first `rows` rows (unpack_group), where prefill needs it.
+    // The inverse of pack for the first `rows` rows (unpack_group): the grid types', for the
+    // scalar to_grid.
     void (*unpack)(const uint8_t* src, int rows, int64_t nb, size_t row_bytes,
                    uint8_t* dst) = nullptr;
 };

@@ -291,8 +291,8 @@ size_t grid_group_size(int64_t cols);
 void pack_grid_group(Type t, GridBlockFn decode, const void* src, int rows, int64_t cols,
                      void* dst);
 // The first `rows` rows (at most kPackRows) of one packed group of `cols` columns back in the
-// file's layout, row_size(t, cols) bytes apart at dst: prefill of a packed grid type decodes
-// them (ops.cpp), the file's rows being gone. Throws std::invalid_argument for the types whose
+// file's layout, row_size(t, cols) bytes apart at dst: the scalar table's to_grid decodes them
+// (the SIMD ones decode the stripes directly). Throws std::invalid_argument for the types whose
 // layout has no inverse here (all but the grid types').
 void unpack_group(Type t, const void* src, int rows, int64_t cols, void* dst);
 // Packs groups [g0, g1) of a matrix of `rows` rows (row_size(t, cols) bytes each, contiguous)

@@ -202,19 +202,25 @@ TEST(GridTypes, PackedGroupHoldsTheValues) {
     }
 }
 
+// n Q8_K activation blocks of every byte (-128 included) and scales over a wide range.
+std::vector<block_q8_K> random_q8_K(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<block_q8_K> x(n);
+    for (block_q8_K& b : x) {
+        b.d = std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
+        for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
+        test::set_bsums(b);
+    }
+    return x;
+}
+
 // Every SIMD table has a grid kernel of its own, and it gives the scalar one's bits for any
 // number of rows and tokens: the integer sums are exact, then the one float step. The
 // activations take every byte, -128 included.
 TEST(GridTypes, GridGemmIsScalarBits) {
     const Kernels& scalar = kernels_scalar();
     constexpr int64_t kBlocks = 3, n = kBlocks * QK_K;
-    std::mt19937 rng(82);
-    std::vector<block_q8_K> x(kPackTokens * kBlocks);
-    for (block_q8_K& b : x) {
-        b.d = std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
-        for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
-        test::set_bsums(b);
-    }
+    const std::vector<block_q8_K> x = random_q8_K(kPackTokens * kBlocks, 82);
     const size_t x_stride = kBlocks * sizeof(block_q8_K);
     for (Type t : kGridTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kPackRows * kBlocks, 81);
@@ -266,14 +272,7 @@ TEST(GridTypes, SimdDotsAreScalarBits) {
         for (int64_t blocks : {1, 2, 7}) {
             const int64_t n = blocks * QK_K;
             const std::vector<uint8_t> w = test::random_grid_blocks(t, blocks, 11);
-            std::mt19937 rng(12);
-            std::vector<block_q8_K> x(blocks);
-            for (block_q8_K& b : x) {
-                b.d =
-                    std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
-                for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
-                test::set_bsums(b);
-            }
+            const std::vector<block_q8_K> x = random_q8_K(blocks, 12);
             const float want = scalar.of(t).vec_dot(n, w.data(), x.data());
             for (const Kernels* k : test::simd_tables()) {
                 EXPECT_EQ(k->of(t).vec_dot(n, w.data(), x.data()), want)
@@ -305,7 +304,7 @@ TEST(GridTypes, StripesHoldTheRows) {
     for (Type t : kStripeTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 23);
         const size_t group = packed_group_size(t, n), row = row_size(t, n);
-        std::vector<uint8_t> p(2 * group);
+        std::vector<uint8_t> p(2 * group, 0xa5);  // pack_groups must zero the padding
         pack_groups(t, w.data(), kRows, n, p.data(), 0, 2);
         std::vector<uint8_t> back(kPackRows * row, 0xa5);
         unpack_group(t, p.data(), kPackRows, n, back.data());
@@ -367,13 +366,7 @@ TEST(GridTypes, StripesDecodeAsTheRows) {
 // unpacked and decoded (ops.cpp: run_grid).
 TEST(GridTypes, StripesKeepTheRowsBits) {
     constexpr int64_t kRows = 37, kBlocks = 2, n = kBlocks * QK_K, kTokens = 9;
-    std::mt19937 rng(31);
-    std::vector<block_q8_K> x(kTokens * kBlocks);
-    for (block_q8_K& b : x) {
-        b.d = std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
-        for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
-        test::set_bsums(b);
-    }
+    const std::vector<block_q8_K> x = random_q8_K(kTokens * kBlocks, 31);
     for (Type t : kStripeTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 37);
         const size_t row = row_size(t, n), group = packed_group_size(t, n);
