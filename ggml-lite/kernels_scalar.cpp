@@ -537,8 +537,9 @@ float packed_block(const block_gridx16& w, int r, const block_q8_K& x, float sum
 }
 
 // The grid types in their stripes (packed.h: block_grid_xxsx4 ...), as dot_grid sums them.
-// Value j (< 32) of row i's sub-block ib: its grid magnitude (stripe_magnitude), negated where
-// stripe_negated says, and ls = 2s + 1 of its 16-value half h (stripe_ls).
+// Value j (< 32) of row i's sub-block ib: its level (stripe_level: the grid magnitude,
+// stripe_magnitude, negated where stripe_negated says; IQ1's signed already), and ls = 2s + 1
+// of its 16-value half h (stripe_ls); row i's d (stripe_d).
 int stripe_magnitude(const block_iq2_xxsx4& w, int ib, int i, int j) {
     return static_cast<int>((iq2xxs_grid[w.grid[ib][i][j / 8]] >> (8 * (j % 8))) & 0xff);
 }
@@ -569,6 +570,27 @@ bool stripe_negated(const Quad& w, int ib, int i, int j) {  // IQ2_S, IQ3_S: pla
     return (w.signs[ib][i][j / 8] >> (j % 8)) & 1;
 }
 
+template <class Quad>
+int stripe_level(const Quad& w, int ib, int i, int j) {
+    const int m = stripe_magnitude(w, ib, i, j);
+    return stripe_negated(w, ib, i, j) ? -m : m;
+}
+// IQ1's 8g + delta: value j % 8 of grid row `index`.
+int iq1_level(uint32_t index, bool negative_delta, int j) {
+    const auto g = static_cast<int8_t>((iq1s_grid[index] >> (8 * (j % 8))) & 0xff);
+    return 8 * g + (negative_delta ? -1 : 1);
+}
+int stripe_level(const block_iq1_sx4& w, int ib, int i, int j) {
+    const uint32_t h = w.qh[ib][i];
+    const int l = j / 8;
+    return iq1_level(w.qs[ib][i][l] | ((h >> (3 * l)) & 7) << 8, (h & 0x8000) != 0, j);
+}
+int stripe_level(const block_iq1_mx4& w, int ib, int i, int j) {
+    const int l = j / 8;
+    const uint32_t nibble = (w.qh[ib][i] >> (4 * l)) & 15;
+    return iq1_level(w.qs[ib][i][l] | (nibble & 7) << 8, (nibble & 8) != 0, j);
+}
+
 template <int Indices>
 int stripe_ls(const block_grid_xxsx4<Indices>& w, int ib, int i, int) {
     int s = 0;
@@ -582,6 +604,22 @@ int stripe_ls(const Quad& w, int ib, int i, int h) {  // IQ2_XS, IQ2_S: a nibble
 int stripe_ls(const block_iq3_sx4& w, int ib, int i, int) {
     return 2 * ((w.scales[ib / 2][i] >> (4 * (ib % 2))) & 15) + 1;
 }
+int stripe_ls(const block_iq1_sx4& w, int ib, int i, int) {
+    return 2 * ((w.qh[ib][i] >> 12) & 7) + 1;
+}
+int stripe_ls(const block_iq1_mx4& w, int ib, int i, int h) {
+    return 2 * ((w.scales[ib / 2][i] >> (6 * (ib % 2) + 3 * h)) & 7) + 1;
+}
+
+template <class Quad>
+float stripe_d(const Quad& w, int i) {
+    return fp16_to_fp32(w.d[i]);
+}
+float stripe_d(const block_iq1_mx4& w, int i) {  // its 4 nibbles atop the scale words
+    uint32_t d = 0;
+    for (int k = 0; k < 4; k++) d |= (w.scales[k][i] >> 12u) << (4 * k);
+    return fp16_to_fp32(static_cast<fp16_t>(d));
+}
 
 template <class Quad, class Block>
 float stripe_block(const Quad& w, int i, const block_q8_K& x, float sum) {
@@ -589,14 +627,12 @@ float stripe_block(const Quad& w, int i, const block_q8_K& x, float sum) {
     for (int ib = 0; ib < QK_K / 32; ib++) {
         for (int h = 0; h < 2; h++) {
             int32_t dot = 0;
-            for (int j = 16 * h; j < 16 * h + 16; j++) {
-                const int m = stripe_magnitude(w, ib, i, j);
-                dot += (stripe_negated(w, ib, i, j) ? -m : m) * x.qs[32 * ib + j];
-            }
+            for (int j = 16 * h; j < 16 * h + 16; j++)
+                dot += stripe_level(w, ib, i, j) * x.qs[32 * ib + j];
             isum += stripe_ls(w, ib, i, h) * dot;
         }
     }
-    return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[i]) * Block::kScale * x.d, sum);
+    return std::fma(static_cast<float>(isum), stripe_d(w, i) * Block::kScale * x.d, sum);
 }
 
 // Row r of a group of stripes against token t, super-block column by column.
@@ -809,6 +845,12 @@ const Kernels& kernels_scalar() {
             {Type::IQ3_S,
              {from_float(Type::Q8_K), packed_gemm_stripes<block_iq3_sx4, block_iq3_s>, nullptr,
               stripes_to_grid<Type::IQ3_S>}},
+            {Type::IQ1_S,
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq1_sx4, block_iq1_s>, nullptr,
+              stripes_to_grid<Type::IQ1_S>}},
+            {Type::IQ1_M,
+             {from_float(Type::Q8_K), packed_gemm_stripes<block_iq1_mx4, block_iq1_m>, nullptr,
+              stripes_to_grid<Type::IQ1_M>}},
         };
         Kernels k = with_overrides(Kernels{}, Isa::Scalar, types, packed);
         k.rmsnorm = rmsnorm;

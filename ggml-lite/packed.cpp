@@ -231,6 +231,37 @@ void get_row(const block_iq3_sx4& p, int i, block_iq3_s& b) {
     for (int k = 0; k < QK_K / 64; k++) b.scales[k] = p.scales[k][i];
 }
 
+void put_row(block_iq1_sx4& p, int i, const block_iq1_s& b) {
+    p.d[i] = b.d;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        std::memcpy(p.qs[ib][i], b.qs + 4 * ib, 4);
+        p.qh[ib][i] = b.qh[ib];
+    }
+}
+void get_row(const block_iq1_sx4& p, int i, block_iq1_s& b) {
+    b.d = p.d[i];
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        std::memcpy(b.qs + 4 * ib, p.qs[ib][i], 4);
+        b.qh[ib] = p.qh[ib][i];
+    }
+}
+
+// IQ1_M's byte pairs are the stripe's words (little-endian, as every target lila builds for).
+void put_row(block_iq1_mx4& p, int i, const block_iq1_m& b) {
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        std::memcpy(p.qs[ib][i], b.qs + 4 * ib, 4);
+        std::memcpy(&p.qh[ib][i], b.qh + 2 * ib, 2);
+    }
+    for (int w = 0; w < QK_K / 64; w++) std::memcpy(&p.scales[w][i], b.scales + 2 * w, 2);
+}
+void get_row(const block_iq1_mx4& p, int i, block_iq1_m& b) {
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        std::memcpy(b.qs + 4 * ib, p.qs[ib][i], 4);
+        std::memcpy(b.qh + 2 * ib, &p.qh[ib][i], 2);
+    }
+    for (int w = 0; w < QK_K / 64; w++) std::memcpy(b.scales + 2 * w, &p.scales[w][i], 2);
+}
+
 // A group of grid rows as 4 stripes of 4 rows (packed.h); rows past rows_left stay zero.
 template <class Block, class Quad>
 void pack_stripes(const uint8_t* src, int64_t rows_left, int64_t nb, size_t row_bytes, uint8_t* d) {
@@ -305,6 +336,10 @@ constexpr Layout kLayouts[] = {
      unpack_stripes<block_iq3_xxs, block_iq3_xxsx4>},
     {Type::IQ3_S, pack_stripes<block_iq3_s, block_iq3_sx4>, sizeof(block_q8_K), QK_K,
      unpack_stripes<block_iq3_s, block_iq3_sx4>},
+    {Type::IQ1_S, pack_stripes<block_iq1_s, block_iq1_sx4>, sizeof(block_q8_K), QK_K,
+     unpack_stripes<block_iq1_s, block_iq1_sx4>},
+    {Type::IQ1_M, pack_stripes<block_iq1_m, block_iq1_mx4>, sizeof(block_q8_K), QK_K,
+     unpack_stripes<block_iq1_m, block_iq1_mx4>},
 };
 
 // t's layout; nullptr when t has none. Throws std::invalid_argument, as type_slot() does, for a

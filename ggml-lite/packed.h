@@ -145,7 +145,7 @@ struct block_q2_Kx16 {
 };
 static_assert(sizeof(block_q2_Kx16) == 16 * 84);
 
-// The grid types but IQ1_S and IQ1_M: a group of 16 rows as 4 stripes of 4 rows (rows 4k..4k + 3
+// The grid types: a group of 16 rows as 4 stripes of 4 rows (rows 4k..4k + 3
 // in stripe k), each stripe nb super-block columns of one type's x4 block one after the other, so
 // one token reads a stripe front to back and decodes its 4 rows' signs and scales a sub-block (32
 // values) at a time with one instruction each (ik_llama.cpp's _R4 idea, with lila's bits). In a
@@ -194,6 +194,24 @@ struct block_iq3_sx4 {
     uint8_t signs[8][4][4];
     uint8_t scales[4][4];
 };
+// IQ1_S and IQ1_M, whose levels are signed already (8g + delta, quant.h), keep their fields:
+// - IQ1_S: qs[ib][i][l] the low 8 bits of the grid index of values 8l..8l + 7, qh[ib][i] the
+//   file's word of sub-block ib (the indices' top bits, s, the delta's sign).
+// - IQ1_M: qs as IQ1_S's; qh[ib][i] the file's bytes 2ib and 2ib + 1 as a little-endian word
+//   (nibble l: group l's top index bits, the sign of its delta in bit 3); scales[w][i] the file's
+//   scale word w (sub-blocks 2w and 2w + 1, and d's bits 4w..4w + 3 on top).
+struct block_iq1_sx4 {
+    fp16_t d[4];
+    uint8_t qs[8][4][4];
+    uint16_t qh[8][4];
+};
+struct block_iq1_mx4 {
+    uint8_t qs[8][4][4];
+    uint16_t qh[8][4];
+    uint16_t scales[4][4];
+};
+static_assert(sizeof(block_iq1_sx4) == 4 * 50);
+static_assert(sizeof(block_iq1_mx4) == 4 * 56);
 static_assert(sizeof(block_iq2_xsx4) == 4 * 74);
 static_assert(sizeof(block_iq2_sx4) == 4 * 82);
 static_assert(sizeof(block_iq3_sx4) == 4 * 110);
@@ -274,7 +292,7 @@ constexpr int64_t packed_float_index(int64_t n, int64_t c, int r) {
 
 // True for the types that have a packed layout (a row of packed.cpp's layouts): F32, F16, BF16,
 // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, and the grid types
-// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S.
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M.
 // The functions below throw std::invalid_argument for the others.
 bool packable(Type t);
 // Bytes of one activation row of `cols` values as the packed kernels of weight type t read it:

@@ -205,7 +205,8 @@ const Kernels* kernels_neon() {
         k = with_overrides(k, Isa::Neon, kBaselineTypes, kBaselinePacked);
         // The grid types stay on their rows, run by the NEON grid tiles: their packed stripes
         // have x86 kernels only, and the scalar one would take the tiles' place.
-        for (Type t : {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S})
+        for (Type t : {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S,
+                       Type::IQ1_S, Type::IQ1_M})
             k.packed[type_slot(t)] = {};
         set_float_kernels<Arch, LoadF16>(k);
         k.grid_gemm = kGridGemm;

@@ -11,7 +11,8 @@
 // A type is a Stripe: its x4 block and file block, and magnitudes (row i's 32 grid magnitudes
 // of sub-block ib, value 0 in byte 0), signs (the 16 sign bytes, byte 4i + l bit k set where
 // value 8l + k of row i is negated) and scales (ls = 2s + 1 as int32: lane i row i's of values
-// 0..15, lane 4 + i its of values 16..31).
+// 0..15, lane 4 + i its of values 16..31). IQ1_S and IQ1_M, whose levels are signed already,
+// give levels (the 4 rows' 8g + delta) instead of magnitudes and signs.
 //
 // The integer sums are exact and the float step is the scalar twin's (kernels_scalar.cpp:
 // packed_gemm_stripes): sum = fma(isum, (d kScale) d_x, sum), row by row in 4 lanes, so the
@@ -21,6 +22,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -44,11 +46,30 @@ inline __m128i decode_signs(__m128i codes) {
     return _mm_xor_si128(c, _mm_srli_epi16(c, 1));
 }
 
+// 4 rows' s (int32 lanes) as ls = 2s + 1.
+inline __m128i odd_scales(__m128i s) {
+    return _mm_add_epi32(_mm_slli_epi32(s, 1), _mm_set1_epi32(1));
+}
+
 // 4 rows' scale nibbles s (one byte per row, shifted right by `shift` first) as ls = 2s + 1.
 inline __m128i nibble_scales(const uint8_t* bytes, int shift) {
     const __m128i b = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(grid_le32(bytes))));
-    const __m128i s = _mm_and_si128(_mm_srli_epi32(b, shift), _mm_set1_epi32(15));
-    return _mm_add_epi32(_mm_slli_epi32(s, 1), _mm_set1_epi32(1));
+    return odd_scales(_mm_and_si128(_mm_srli_epi32(b, shift), _mm_set1_epi32(15)));
+}
+
+// Byte j of 32 picks byte 4i + j / 8 of 16 (pshufb indexes within each 128-bit half, and both
+// halves hold the 16 bytes): kRowBytes[i] spreads row i's 4 bytes of a sub-block (sign bytes,
+// IQ1's deltas) over its 4 groups of 8 values.
+constexpr auto kRowBytes = [] {
+    std::array<std::array<uint8_t, 32>, 4> t{};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 32; j++) t[i][j] = static_cast<uint8_t>(4 * i + j / 8);
+    return t;
+}();
+
+inline __m256i row_bytes(__m256i sixteen, int i) {
+    return _mm256_shuffle_epi8(
+        sixteen, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kRowBytes[i].data())));
 }
 
 // IQ2_XS's and IQ2_S's scales: a byte per row, its low nibble values 0..15, high 16..31.
@@ -136,6 +157,99 @@ struct Iq3SStripe {
     }
 };
 
+// IQ1's levels 8g + delta of the 4 rows of sub-block ib: each group's grid row (8 values g of -1,
+// 0, 1) times 8 by vpsignb, plus its delta, the Stripe's deltas (16 bytes of -1 or 1, byte
+// 4i + l row i's group l) spread over the row's values. The grid indices are computed in general
+// registers, where the lookups need them (made in a vector and moved there: 10-15% slower).
+template <class S>
+inline void iq1_levels(const typename S::Quad& w, int ib, __m256i* q) {
+    const __m256i deltas = _mm256_broadcastsi128_si256(S::deltas(w, ib));
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        const auto g = [&](int l) {
+            return static_cast<long long>(iq1s_grid[S::index(w, ib, i, l)]);
+        };
+        const __m256i rows = _mm256_setr_epi64x(g(0), g(1), g(2), g(3));
+        q[i] = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), rows), row_bytes(deltas, i));
+    }
+}
+
+// The deltas' signs as bytes: where a byte of `bits` and `bit` share a bit, -1, else 1.
+inline __m128i deltas_where(__m128i bytes, __m128i bit) {
+    return _mm_or_si128(_mm_cmpeq_epi8(_mm_and_si128(bytes, bit), bit), _mm_set1_epi8(1));
+}
+
+struct Iq1SStripe {
+    using Quad = block_iq1_sx4;
+    using Block = block_iq1_s;
+    // Group l's top index bits are bits 3l .. 3l + 2 of the row's word.
+    static uint32_t index(const Quad& w, int ib, int i, int l) {
+        return w.qs[ib][i][l] | ((w.qh[ib][i] >> (3 * l)) & 7u) << 8;
+    }
+    // Row i's delta is the top bit of its word (the high byte's bit 7), for all 4 groups.
+    static __m128i deltas(const Quad& w, int ib) {
+        const __m128i words = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.qh[ib]));
+        const __m128i pick = _mm_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7);
+        return deltas_where(_mm_shuffle_epi8(words, pick), _mm_set1_epi8(static_cast<char>(0x80)));
+    }
+    static void levels(const Quad& w, int ib, __m256i* q) { iq1_levels<Iq1SStripe>(w, ib, q); }
+    static __m256i scales(const Quad& w, int ib) {
+        const __m128i words =
+            _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.qh[ib])));
+        return _mm256_broadcastsi128_si256(
+            odd_scales(_mm_and_si128(_mm_srli_epi32(words, 12), _mm_set1_epi32(7))));
+    }
+};
+
+struct Iq1MStripe {
+    using Quad = block_iq1_mx4;
+    using Block = block_iq1_m;
+    // Group l's top index bits are the low 3 of nibble l of the row's word.
+    static uint32_t index(const Quad& w, int ib, int i, int l) {
+        return w.qs[ib][i][l] | ((w.qh[ib][i] >> (4 * l)) & 7u) << 8;
+    }
+    // Group l's delta is bit 3 of nibble l: bit 3 or 7 of the row's byte l / 2.
+    static __m128i deltas(const Quad& w, int ib) {
+        const __m128i words = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.qh[ib]));
+        const __m128i pick = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+        return deltas_where(_mm_shuffle_epi8(words, pick),
+                            _mm_set1_epi16(static_cast<short>(0x8008)));
+    }
+    static void levels(const Quad& w, int ib, __m256i* q) { iq1_levels<Iq1MStripe>(w, ib, q); }
+    // Sub-block ib's s are bits 6(ib % 2) .. + 2 (values 0..15) and + 3 .. + 5 of word ib / 2.
+    static __m256i scales(const Quad& w, int ib) {
+        const __m128i words = _mm_srli_epi32(
+            _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales[ib / 2]))),
+            6 * (ib % 2));
+        const __m128i seven = _mm_set1_epi32(7);
+        return _mm256_setr_m128i(odd_scales(_mm_and_si128(words, seven)),
+                                 odd_scales(_mm_and_si128(_mm_srli_epi32(words, 3), seven)));
+    }
+};
+
+// The 4 rows' d: the fp16 field, or IQ1_M's, whose nibble k of row i tops scales[k][i].
+template <class Quad>
+inline __m128 stripe_d(const Quad& w) {
+    return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.d)));
+}
+inline __m128 stripe_d(const block_iq1_mx4& w) {
+    const __m256i n =
+        _mm256_srli_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.scales)), 12);
+    // Lanes 0..3: nibbles 0 | 2 << 8 of rows 0..3; lanes 4..7: 1 | 3 << 8.
+    const __m128i x =
+        _mm_or_si128(_mm256_castsi256_si128(n), _mm_slli_epi16(_mm256_extracti128_si256(n, 1), 8));
+    return _mm_cvtph_ps(_mm_or_si128(x, _mm_slli_epi16(_mm_srli_si128(x, 8), 4)));
+}
+
+// The 4 rows' signed levels of sub-block ib: the magnitudes signed by Rows, or IQ1's own.
+template <class Rows, class S>
+inline void stripe_levels(const typename S::Quad& w, int ib, __m256i* q) {
+    if constexpr (requires { S::levels(w, ib, q); })
+        S::levels(w, ib, q);
+    else
+        Rows::template levels<S>(w, ib, S::signs(w, ib), q);
+}
+
 // Four rows' 8 int32 partial sums each as [r0, r1, r2, r3] in each 128-bit half, the half
 // summing the values of its own half (values 0..15 and 16..31 of the sub-block).
 inline __m256i transpose_sum(__m256i s0, __m256i s1, __m256i s2, __m256i s3) {
@@ -158,7 +272,7 @@ inline void stripe_step(const typename S::Quad& w, const block_q8_K* const* x, i
 #pragma GCC unroll 2
     for (int ib = 0; ib < QK_K / 32; ib++) {
         __m256i q[4];
-        Rows::template levels<S>(w, ib, S::signs(w, ib), q);
+        stripe_levels<Rows, S>(w, ib, q);
         const __m256i ls = S::scales(w, ib);
         for (int t = 0; t < NT; t++) {
             const __m256i y =
@@ -166,9 +280,7 @@ inline void stripe_step(const typename S::Quad& w, const block_q8_K* const* x, i
             isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(ls, Rows::dots(q, y)));
         }
     }
-    const __m128 d =
-        _mm_mul_ps(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.d))),
-                   _mm_set1_ps(S::Block::kScale));
+    const __m128 d = _mm_mul_ps(stripe_d(w), _mm_set1_ps(S::Block::kScale));
     for (int t = 0; t < NT; t++) {
         const __m128i i4 =
             _mm_add_epi32(_mm256_castsi256_si128(isum[t]), _mm256_extracti128_si256(isum[t], 1));
@@ -243,12 +355,10 @@ void stripes_to_grid(int64_t n, const void* w, void* dst) {
         block_gridx16& g = out[b];
         for (int k = 0; k < kPackRows / 4; k++) {
             const typename S::Quad& quad = quads[k * nb + b];
-            const __m128 d =
-                _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(quad.d)));
-            _mm_storeu_ps(g.d + 4 * k, _mm_mul_ps(d, _mm_set1_ps(S::Block::kScale)));
+            _mm_storeu_ps(g.d + 4 * k, _mm_mul_ps(stripe_d(quad), _mm_set1_ps(S::Block::kScale)));
             for (int ib = 0; ib < QK_K / 32; ib++) {
                 __m256i q[4];
-                Rows::template levels<S>(quad, ib, S::signs(quad, ib), q);
+                stripe_levels<Rows, S>(quad, ib, q);
                 for (__m256i& v : q) v = _mm256_add_epi8(v, offset);
                 const __m256i ab_lo = _mm256_unpacklo_epi32(q[0], q[1]);
                 const __m256i ab_hi = _mm256_unpackhi_epi32(q[0], q[1]);
@@ -286,6 +396,10 @@ constexpr PackedOverride kStripeKernels[] = {
      {nullptr, stripes_gemm<Rows, Iq3XxsStripe>, nullptr, stripes_to_grid<Rows, Iq3XxsStripe>}},
     {Type::IQ3_S,
      {nullptr, stripes_gemm<Rows, Iq3SStripe>, nullptr, stripes_to_grid<Rows, Iq3SStripe>}},
+    {Type::IQ1_S,
+     {nullptr, stripes_gemm<Rows, Iq1SStripe>, nullptr, stripes_to_grid<Rows, Iq1SStripe>}},
+    {Type::IQ1_M,
+     {nullptr, stripes_gemm<Rows, Iq1MStripe>, nullptr, stripes_to_grid<Rows, Iq1MStripe>}},
 };
 
 }  // namespace

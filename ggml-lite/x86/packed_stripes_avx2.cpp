@@ -4,22 +4,11 @@
 // avx2 and avx2_vnni tables: vpdpbusd would replace 2 of a row's 10 or so instructions.
 #include <immintrin.h>
 
-#include <array>
-
 #include "ggml-lite/x86/packed_stripes-inl.h"
 #include "ggml-lite/x86/packed_stripes.h"
 
 namespace ggml_lite {
 namespace {
-
-// Byte j of 32 picks sign byte 4i + j / 8 (pshufb indexes within each 128-bit half, and both
-// halves hold the 16 sign bytes): kRowSigns[i].
-constexpr auto kRowSigns = [] {
-    std::array<std::array<uint8_t, 32>, 4> t{};
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 32; j++) t[i][j] = static_cast<uint8_t>(4 * i + j / 8);
-    return t;
-}();
 
 struct Avx2Rows {
     template <class S>
@@ -28,10 +17,7 @@ struct Avx2Rows {
         const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++) {
-            const __m256i pick =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kRowSigns[i].data()));
-            const __m256i neg =
-                _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(s, pick), bit), bit);
+            const __m256i neg = _mm256_cmpeq_epi8(_mm256_and_si256(row_bytes(s, i), bit), bit);
             q[i] = _mm256_sign_epi8(S::magnitudes(w, ib, i),
                                     _mm256_or_si256(neg, _mm256_set1_epi8(1)));
         }

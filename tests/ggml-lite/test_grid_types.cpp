@@ -282,10 +282,6 @@ TEST(GridTypes, SimdDotsAreScalarBits) {
     }
 }
 
-// The grid types packed in stripes (packed.h: block_grid_xxsx4 ...).
-constexpr Type kStripeTypes[] = {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS,
-                                 Type::IQ3_S};
-
 // The sign code of the stripes gives back all 8 signs of every 7-bit field,
 // the parity bit included, and leaves bit 0 free for the scale.
 TEST(GridTypes, SignCodeGivesEverySign) {
@@ -297,11 +293,11 @@ TEST(GridTypes, SignCodeGivesEverySign) {
     }
 }
 
-// The stripes hold their rows: unpack_group gives back the file's
+// Every grid type packs in stripes (packed.h: block_grid_xxsx4 ...), which hold their rows: unpack_group gives back the file's
 // bytes of every row of a short last group, and the rows past it are zeros (d = 0).
 TEST(GridTypes, StripesHoldTheRows) {
     constexpr int64_t kRows = 21, kBlocks = 3, n = kBlocks * QK_K;
-    for (Type t : kStripeTypes) {
+    for (Type t : kGridTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 23);
         const size_t group = packed_group_size(t, n), row = row_size(t, n);
         std::vector<uint8_t> p(2 * group, 0xa5);  // pack_groups must zero the padding
@@ -329,7 +325,7 @@ TEST(GridTypes, StripesHoldTheRows) {
 TEST(GridTypes, StripesDecodeAsTheRows) {
     constexpr int kRows = 13;
     constexpr int64_t kBlocks = 3, n = kBlocks * QK_K;
-    for (Type t : kStripeTypes) {
+    for (Type t : kGridTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 41);
         std::vector<uint8_t> p(packed_group_size(t, n));
         pack_groups(t, w.data(), kRows, n, p.data(), 0, 1);
@@ -367,7 +363,7 @@ TEST(GridTypes, StripesDecodeAsTheRows) {
 TEST(GridTypes, StripesKeepTheRowsBits) {
     constexpr int64_t kRows = 37, kBlocks = 2, n = kBlocks * QK_K, kTokens = 9;
     const std::vector<block_q8_K> x = random_q8_K(kTokens * kBlocks, 31);
-    for (Type t : kStripeTypes) {
+    for (Type t : kGridTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 37);
         const size_t row = row_size(t, n), group = packed_group_size(t, n);
         std::vector<uint8_t> p(3 * group);

@@ -678,7 +678,8 @@ TEST(Packed, PackWeightsPointsAtPackedRows) {
                     {Type::IQ4_XS, 50, 512, {}, {}},  {Type::Q3_K, 19, 256, {}, {}},
                     {Type::Q2_K, 18, 512, {}, {}},    {Type::IQ2_XXS, 21, 512, {}, {}},
                     {Type::IQ2_XS, 5, 256, {}, {}},   {Type::IQ2_S, 17, 256, {}, {}},
-                    {Type::IQ3_XXS, 16, 256, {}, {}}, {Type::IQ3_S, 33, 512, {}, {}}};
+                    {Type::IQ3_XXS, 16, 256, {}, {}}, {Type::IQ3_S, 33, 512, {}, {}},
+                    {Type::IQ1_S, 20, 256, {}, {}},   {Type::IQ1_M, 3, 512, {}, {}}};
     std::vector<Matrix*> all;
     for (Case& c : cases) {
         c.w = test::random_matrix(c.type, c.rows, c.cols, 9);
