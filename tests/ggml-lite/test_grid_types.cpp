@@ -293,8 +293,9 @@ TEST(GridTypes, SignCodeGivesEverySign) {
     }
 }
 
-// Every grid type packs in stripes (packed.h: block_grid_xxsx4 ...), which hold their rows: unpack_group gives back the file's
-// bytes of every row of a short last group, and the rows past it are zeros (d = 0).
+// Every grid type packs in stripes (packed.h: block_grid_xxsx4 ...), which hold their rows:
+// unpack_group gives back the file's bytes of every row of a short last group, and the rows past it
+// are zeros (d = 0).
 TEST(GridTypes, StripesHoldTheRows) {
     constexpr int64_t kRows = 21, kBlocks = 3, n = kBlocks * QK_K;
     for (Type t : kGridTypes) {
