@@ -2,11 +2,12 @@
 // super-block column of 4 rows a step. Per sub-block (32 values), the 4 rows' 16 sign bytes
 // come from one load (and for the coded signs of IQ2_XXS, IQ2_XS and IQ3_XXS two operations)
 // and their scales from a few instructions for all 4 rows; then per row the grid magnitudes are
-// looked up, negated where the signs say, and multiplied exactly by the activations (Rows::dots).
-// Included by packed_stripes_avx2.cpp and packed_stripes_avx512.cpp, each compiled with its
-// ISA's flags, which give Rows (levels: the 4 rows' signed levels of a sub-block; dots: their
-// exact dots with 32 activations, transpose_sum'd); everything here is in an anonymous namespace,
-// so each file has its own copy.
+// looked up, and their signs put on them or on the activations, as the ISA does best. Included by
+// packed_stripes_avx2.cpp and packed_stripes_avx512.cpp, each compiled with its ISA's flags,
+// which give Rows (levels: the 4 rows' signed levels of a sub-block; dots: their exact dots with
+// 32 activations, transpose_sum'd; operands and signed_dots: the same dots for decode, the
+// signs applied where the ISA applies them); everything here is in an anonymous namespace, so
+// each file has its own copy.
 //
 // A type is a Stripe: its x4 block and file block, and magnitudes (row i's 32 grid magnitudes
 // of sub-block ib, value 0 in byte 0), signs (the 16 sign bytes, byte 4i + l bit k set where
@@ -241,14 +242,40 @@ inline __m128 stripe_d(const block_iq1_mx4& w) {
     return _mm_cvtph_ps(_mm_or_si128(x, _mm_slli_epi16(_mm_srli_si128(x, 8), 4)));
 }
 
-// The 4 rows' signed levels of sub-block ib: the magnitudes signed by Rows, or IQ1's own.
+// IQ1_S and IQ1_M give their signed levels; the others magnitudes and signs.
+template <class S>
+constexpr bool kSignedLevels = requires(const typename S::Quad& w, __m256i* q) {
+    S::levels(w, 0, q);
+};
+
+// The 4 rows' signed levels of sub-block ib (prefill's decoding, to_grid).
 template <class Rows, class S>
 inline void stripe_levels(const typename S::Quad& w, int ib, __m256i* q) {
-    if constexpr (requires { S::levels(w, ib, q); })
+    if constexpr (kSignedLevels<S>)
         S::levels(w, ib, q);
     else
         Rows::template levels<S>(w, ib, S::signs(w, ib), q);
 }
+
+// The 4 rows' operands of sub-block ib and their dots with 32 activations (decode): IQ1's signed
+// levels, or what Rows::operands makes of the grid magnitudes and signs for its signed_dots.
+template <class Rows, class S>
+struct SubBlock {
+    __m256i q[4];
+    typename Rows::Signs signs;
+    SubBlock(const typename S::Quad& w, int ib) {
+        if constexpr (kSignedLevels<S>)
+            S::levels(w, ib, q);
+        else
+            Rows::template operands<S>(w, ib, q, signs);
+    }
+    __m256i dots(__m256i y) const {
+        if constexpr (kSignedLevels<S>)
+            return Rows::dots(q, y);
+        else
+            return Rows::signed_dots(q, signs, y);
+    }
+};
 
 // Four rows' 8 int32 partial sums each as [r0, r1, r2, r3] in each 128-bit half, the half
 // summing the values of its own half (values 0..15 and 16..31 of the sub-block).
@@ -271,13 +298,12 @@ inline void stripe_step(const typename S::Quad& w, const block_q8_K* const* x, i
     for (int t = 0; t < NT; t++) isum[t] = _mm256_setzero_si256();
 #pragma GCC unroll 2
     for (int ib = 0; ib < QK_K / 32; ib++) {
-        __m256i q[4];
-        stripe_levels<Rows, S>(w, ib, q);
+        const SubBlock<Rows, S> sub(w, ib);
         const __m256i ls = S::scales(w, ib);
         for (int t = 0; t < NT; t++) {
             const __m256i y =
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * ib));
-            isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(ls, Rows::dots(q, y)));
+            isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(ls, sub.dots(y)));
         }
     }
     const __m128 d = _mm_mul_ps(stripe_d(w), _mm_set1_ps(S::Block::kScale));

@@ -203,12 +203,14 @@ TEST(GridTypes, PackedGroupHoldsTheValues) {
 }
 
 // n Q8_K activation blocks of every byte (-128 included) and scales over a wide range.
-std::vector<block_q8_K> random_q8_K(size_t n, uint32_t seed) {
+// Q8_K blocks of random values from `lowest` to 127.
+std::vector<block_q8_K> random_q8_K(size_t n, uint32_t seed, int lowest = -128) {
     std::mt19937 rng(seed);
     std::vector<block_q8_K> x(n);
     for (block_q8_K& b : x) {
         b.d = std::ldexp(static_cast<float>(rng() % 1000 + 1), -static_cast<int>(rng() % 20));
-        for (int8_t& q : b.qs) q = static_cast<int8_t>(rng() >> 24);
+        for (int8_t& q : b.qs)
+            q = static_cast<int8_t>(std::max(lowest, static_cast<int>(rng() >> 24) - 128));
         test::set_bsums(b);
     }
     return x;
@@ -357,13 +359,35 @@ TEST(GridTypes, StripesDecodeAsTheRows) {
     }
 }
 
+// Q8_K's values are -127..127 (its scale maps the largest magnitude to -127), in every table:
+// the stripe kernels negate activations and rely on it.
+TEST(GridTypes, Q8KHoldsNoMinus128) {
+    constexpr int64_t n = 4 * QK_K;
+    std::vector<float> x = test::random_floats(n, 55, -3.0f, 3.0f);
+    x[3] = 7.0f;                           // the largest magnitude positive,
+    x[QK_K + 9] = -7.0f;                   // negative,
+    x[2 * QK_K] = x[2 * QK_K + 1] = 5.0f;  // tied, of both signs
+    x[2 * QK_K + 2] = -5.0f;
+    for (int64_t i = 3 * QK_K; i < n; i++) x[i] = i % 2 ? -1.0f : 1.0f;
+    std::vector<block_q8_K> q(n / QK_K);
+    quantize_row_q8_K_ref(x.data(), q.data(), n);
+    for (const Kernels* k : test::all_tables()) {
+        if (const auto quantize = k->packed_of(Type::IQ2_XXS).quantize)
+            quantize(x.data(), q.data(), n);
+        for (const block_q8_K& b : q) {
+            EXPECT_EQ(*std::min_element(std::begin(b.qs), std::end(b.qs)), -127)
+                << isa_name(k->isa);
+        }
+    }
+}
+
 // A row in stripes gives its vec_dot's bits in every table (decode then matches the unpacked
-// rows' prefill), the activations taking every byte, -128 included; and matmul of the packed
+// rows' prefill), the activations taking every value Q8_K holds; and matmul of the packed
 // matrix gives the same bits one token at a time as a batch, which runs through the rows
 // unpacked and decoded (ops.cpp: run_grid).
 TEST(GridTypes, StripesKeepTheRowsBits) {
     constexpr int64_t kRows = 37, kBlocks = 2, n = kBlocks * QK_K, kTokens = 9;
-    const std::vector<block_q8_K> x = random_q8_K(kTokens * kBlocks, 31);
+    const std::vector<block_q8_K> x = random_q8_K(kTokens * kBlocks, 31, -127);
     for (Type t : kGridTypes) {
         const std::vector<uint8_t> w = test::random_grid_blocks(t, kRows * kBlocks, 37);
         const size_t row = row_size(t, n), group = packed_group_size(t, n);
