@@ -632,7 +632,7 @@ constexpr TypeOverride kTypes[] = {
 
 // The packed kernels' activation quantizers; the kernels themselves are packed_avx2.cpp's
 // (packed_kernels(): one copy for each AVX2 table), and for the grid types
-// packed_stripes_avx2.cpp's (stripe_kernels(): one for both tables).
+// packed_stripes_avx2.cpp's (stripe_kernels(), one copy for each too).
 constexpr PackedOverride kQuantizers[] = {
     {Type::Q8_0, {quantize_q8_0c_blocks<128, Q8Lanes>, nullptr, nullptr}},
     {Type::Q4_0, {quantize_q8_0c_blocks<8, Q8Lanes>, nullptr, nullptr}},
@@ -651,6 +651,8 @@ constexpr PackedOverride kQuantizers[] = {
     {Type::IQ2_S, {quantize_q8_K, nullptr, nullptr}},
     {Type::IQ3_XXS, {quantize_q8_K, nullptr, nullptr}},
     {Type::IQ3_S, {quantize_q8_K, nullptr, nullptr}},
+    {Type::IQ1_S, {quantize_q8_K, nullptr, nullptr}},
+    {Type::IQ1_M, {quantize_q8_K, nullptr, nullptr}},
 };
 
 }  // namespace
@@ -673,6 +675,7 @@ const Kernels* kernels_avx2() {
 const Kernels* kernels_avx2_vnni() {
     static const Kernels table = [] {
         Kernels k = with_overrides(*kernels_avx2(), Isa::Avx2Vnni, {}, avx2_vnni::packed_kernels());
+        k = with_overrides(k, Isa::Avx2Vnni, {}, avx2_vnni::stripe_kernels());
         k.grid_gemm = avx2_vnni::packed_gemm_grid;
         return k;
     }();

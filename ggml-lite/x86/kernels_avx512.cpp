@@ -679,6 +679,8 @@ constexpr PackedOverride kPacked[] = {
     {Type::IQ2_S, {quantize_q8_K, nullptr}},
     {Type::IQ3_XXS, {quantize_q8_K, nullptr}},
     {Type::IQ3_S, {quantize_q8_K, nullptr}},
+    {Type::IQ1_S, {quantize_q8_K, nullptr}},
+    {Type::IQ1_M, {quantize_q8_K, nullptr}},
 };
 
 }  // namespace

@@ -1,9 +1,11 @@
 // The grid types' packed stripes in AVX2 (packed_stripes-inl.h): each row's sign bits
 // spread to byte masks by pshufb and a compare, the levels' products with the activations exact
-// in vpmaddubsw (|x| times the level signed by x: at most 2 * 128 * 62 a pair). One copy serves the
-// avx2 and avx2_vnni tables: vpdpbusd would replace 2 of a row's 10 or so instructions.
+// in vpmaddubsw (|x| times the level signed by x: at most 2 * 128 * 62 a pair). Compiled twice, as
+// packed_avx2.cpp is (packed_avx2.h): for the avx2 table, and with AVX-VNNI for the avx2_vnni
+// table, whose vpdpbusd replaces a row's vpmaddubsw and vpmaddwd.
 #include <immintrin.h>
 
+#include "ggml-lite/x86/packed_avx2.h"
 #include "ggml-lite/x86/packed_stripes-inl.h"
 #include "ggml-lite/x86/packed_stripes.h"
 
@@ -33,21 +35,28 @@ struct Avx2Rows {
         return dots(q, y);
     }
     static __m256i dots(const __m256i* q, __m256i y) {
-        const __m256i ay = _mm256_abs_epi8(y), one = _mm256_set1_epi16(1);
+        const __m256i ay = _mm256_abs_epi8(y);
+#if defined(LILA_AVX2_VNNI)
+        const auto dot = [&](__m256i qi) {
+            return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), ay, _mm256_sign_epi8(qi, y));
+        };
+#else
+        const __m256i one = _mm256_set1_epi16(1);
         const auto dot = [&](__m256i qi) {
             return _mm256_madd_epi16(_mm256_maddubs_epi16(ay, _mm256_sign_epi8(qi, y)), one);
         };
+#endif
         return transpose_sum(dot(q[0]), dot(q[1]), dot(q[2]), dot(q[3]));
     }
 };
 
 }  // namespace
 
-namespace avx2 {
+namespace LILA_AVX2_NS {
 
 std::span<const PackedOverride> stripe_kernels() {
     return kStripeKernels<Avx2Rows>;
 }
 
-}  // namespace avx2
+}  // namespace LILA_AVX2_NS
 }  // namespace ggml_lite

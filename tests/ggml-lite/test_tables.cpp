@@ -99,6 +99,10 @@ TEST_P(IsaTable, CoversTheScalarTable) {
         if (k_ != &ref() && o.gemm_tile != s.gemm_tile && sp.gemm) {
             EXPECT_NE(op.gemm, sp.gemm) << row.name << ": own tiles, scalar packed kernel";
         }
+        // Nor may its own packed kernel wait on the scalar activation quantizer.
+        if (k_ != &ref() && op.gemm && op.gemm != sp.gemm && sp.quantize) {
+            EXPECT_NE(op.quantize, sp.quantize) << row.name << ": scalar activation quantizer";
+        }
     }
 }
 
