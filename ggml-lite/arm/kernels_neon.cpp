@@ -194,6 +194,8 @@ constexpr PackedOverride kBaselinePacked[] = {
     {Type::Q5_K, {quantize_q8_K, nullptr}},
     {Type::Q6_K, {quantize_q8_K, nullptr}},
     {Type::IQ4_XS, {quantize_q8_K, nullptr}},
+    {Type::Q3_K, {quantize_q8_K, nullptr}},
+    {Type::Q2_K, {quantize_q8_K, nullptr}},
 };
 
 }  // namespace
