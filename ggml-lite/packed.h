@@ -145,11 +145,11 @@ struct block_q2_Kx16 {
 };
 static_assert(sizeof(block_q2_Kx16) == 16 * 84);
 
-// The grid types: a group of 16 rows as 4 stripes of 4 rows (rows 4k..4k + 3
-// in stripe k), each stripe nb super-block columns of one type's x4 block one after the other, so
-// one token reads a stripe front to back and decodes its 4 rows' signs and scales a sub-block (32
-// values) at a time with one instruction each (ik_llama.cpp's _R4 idea, with lila's bits). In a
-// column, d[i] is row i's d. IQ2_XXS and IQ3_XXS (block_grid_xxsx4): grid[ib][i] row i's grid
+// The grid types: a group of 16 rows as 4 stripes of 4 rows (rows 4k..4k + 3 in stripe k), each
+// stripe nb super-block columns of one type's x4 block one after the other, so one token reads a
+// stripe front to back and decodes its 4 rows' signs and scales a sub-block (32 values) at a time
+// with one instruction each (ik_llama.cpp's _R4 idea, with lila's bits). In a column, d[i] is row
+// i's d (IQ1_M has none: below). IQ2_XXS and IQ3_XXS (block_grid_xxsx4): grid[ib][i] row i's grid
 // indices of sub-block ib in order (IQ2_XXS: 4 into iq2xxs_grid, 8 values each; IQ3_XXS: 8 into
 // iq3xxs_grid, 4 each); signs[ib][i][l] the signs of its values 8l..8l + 7 as grid_sign_code
 // writes them, with bit l of the sub-block's scale s in bit 0. The same number of bytes as the
@@ -194,6 +194,10 @@ struct block_iq3_sx4 {
     uint8_t signs[8][4][4];
     uint8_t scales[4][4];
 };
+static_assert(sizeof(block_iq2_xsx4) == 4 * 74);
+static_assert(sizeof(block_iq2_sx4) == 4 * 82);
+static_assert(sizeof(block_iq3_sx4) == 4 * 110);
+
 // IQ1_S and IQ1_M, whose levels are signed already (8g + delta, quant.h), keep their fields:
 // - IQ1_S: qs[ib][i][l] the low 8 bits of the grid index of values 8l..8l + 7, qh[ib][i] the
 //   file's word of sub-block ib (the indices' top bits, s, the delta's sign).
@@ -212,9 +216,6 @@ struct block_iq1_mx4 {
 };
 static_assert(sizeof(block_iq1_sx4) == 4 * 50);
 static_assert(sizeof(block_iq1_mx4) == 4 * 56);
-static_assert(sizeof(block_iq2_xsx4) == 4 * 74);
-static_assert(sizeof(block_iq2_sx4) == 4 * 82);
-static_assert(sizeof(block_iq3_sx4) == 4 * 110);
 
 // A group's 8 signs (bit j: value j negated; an even number of them, iq_grids.h: even_signs) as
 // bits 1..7 of a byte, bit i holding s_i ^ s_i+1 ^ ... ^ s_7. grid_signs gives all 8 back, bit

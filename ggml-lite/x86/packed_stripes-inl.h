@@ -175,7 +175,7 @@ inline void iq1_levels(const typename S::Quad& w, int ib, __m256i* q) {
     }
 }
 
-// The deltas' signs as bytes: where a byte of `bits` and `bit` share a bit, -1, else 1.
+// Deltas as bytes: -1 where a byte of `bytes` has the bit that `bit`'s byte has, else 1.
 inline __m128i deltas_where(__m128i bytes, __m128i bit) {
     return _mm_or_si128(_mm_cmpeq_epi8(_mm_and_si128(bytes, bit), bit), _mm_set1_epi8(1));
 }
