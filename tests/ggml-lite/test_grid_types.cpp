@@ -369,14 +369,17 @@ TEST(GridTypes, Q8KHoldsNoMinus128) {
     x[2 * QK_K] = x[2 * QK_K + 1] = 5.0f;  // tied, of both signs
     x[2 * QK_K + 2] = -5.0f;
     for (int64_t i = 3 * QK_K; i < n; i++) x[i] = i % 2 ? -1.0f : 1.0f;
-    std::vector<block_q8_K> q(n / QK_K);
-    quantize_row_q8_K_ref(x.data(), q.data(), n);
     for (const Kernels* k : test::all_tables()) {
-        if (const auto quantize = k->packed_of(Type::IQ2_XXS).quantize)
+        // The table's Q8_K quantizer and the one its grid kernels' activations go through.
+        for (const auto quantize :
+             {k->of(Type::Q8_K).from_float, k->packed_of(Type::IQ2_XXS).quantize}) {
+            if (!quantize) continue;
+            std::vector<block_q8_K> q(n / QK_K);
             quantize(x.data(), q.data(), n);
-        for (const block_q8_K& b : q) {
-            EXPECT_EQ(*std::min_element(std::begin(b.qs), std::end(b.qs)), -127)
-                << isa_name(k->isa);
+            for (const block_q8_K& b : q) {
+                EXPECT_EQ(*std::min_element(std::begin(b.qs), std::end(b.qs)), -127)
+                    << isa_name(k->isa);
+            }
         }
     }
 }
