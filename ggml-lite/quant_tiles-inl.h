@@ -69,22 +69,39 @@ void quantize_q8_0c(const float* x, void* vy, int64_t n) {
 // The activations of Q4_1's and Q5_1's packed kernels (packed.h: block_q8_1c) from the same
 // quantizer: Q8_1's values and d are Q8_0's, and s is d sum(qs) rounded to fp16 with d before
 // its rounding (amax / 127, as quantize_row_q8_1_ref finds it, NaN behaviour included).
+// Block 32 values of x as Q8_0 by Quantize, and its s as quantize_row_q8_1_ref rounds it.
+template <void (*Quantize)(const float*, void*, int64_t)>
+fp16_t q8_1_block(const float* xb, block_q8_0& q) {
+    Quantize(xb, &q, QK8_1);
+    float amax = 0.0f;
+    for (int j = 0; j < QK8_1; j++) {
+        const float a = std::fabs(xb[j]);
+        amax = amax > a ? amax : a;
+    }
+    int32_t sum = 0;
+    for (const int8_t v : q.qs) sum += v;
+    return fp32_to_fp16(static_cast<float>(sum) * (amax / 127.0f));
+}
+
 template <void (*Quantize)(const float*, void*, int64_t)>
 void quantize_q8_1c(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<block_q8_1c*>(vy);
     for (int64_t b = 0; b < n / QK8_1; b++) {
-        const float* xb = x + b * QK8_1;
         block_q8_0 q;
-        Quantize(xb, &q, QK8_1);
-        float amax = 0.0f;
-        for (int j = 0; j < QK8_1; j++) {
-            const float a = std::fabs(xb[j]);
-            amax = amax > a ? amax : a;
-        }
-        int32_t sum = 0;
-        for (const int8_t v : q.qs) sum += v;
+        y[b].s = fp16_to_fp32(q8_1_block<Quantize>(x + b * QK8_1, q));
         y[b].d = fp16_to_fp32(q.d);
-        y[b].s = fp16_to_fp32(fp32_to_fp16(static_cast<float>(sum) * (amax / 127.0f)));
+        std::memcpy(y[b].qs, q.qs, QK8_1);
+    }
+}
+
+// Q8_1 itself (quantize_row_q8_1_ref's bytes), for the row dots of Q4_1 and Q5_1.
+template <void (*Quantize)(const float*, void*, int64_t)>
+void quantize_q8_1(const float* x, void* vy, int64_t n) {
+    auto* y = static_cast<block_q8_1*>(vy);
+    for (int64_t b = 0; b < n / QK8_1; b++) {
+        block_q8_0 q;
+        y[b].s = q8_1_block<Quantize>(x + b * QK8_1, q);
+        y[b].d = q.d;
         std::memcpy(y[b].qs, q.qs, QK8_1);
     }
 }

@@ -179,6 +179,7 @@ constexpr TypeOverride kBaselineTypes[] = {
     {Type::BF16, FK::kernels<LoadBF16>()},
     {Type::Q8_0, {nullptr, quantize_q8_0, nullptr}},
     {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
+    {Type::Q8_1, {nullptr, quantize_q8_1<quantize_q8_0>, nullptr}},
 };
 constexpr PackedOverride kBaselinePacked[] = {
     {Type::F32, {nullptr, packed_float_gemm<LoadF32<Arch>>}},

@@ -628,6 +628,7 @@ constexpr TypeOverride kTypes[] = {
     {Type::Q6_K, QuantTiles<Q6K>::kernels()},
     {Type::IQ4_XS, QuantTiles<IQ4XS>::kernels()},
     {Type::Q8_K, {nullptr, quantize_q8_K, nullptr}},
+    {Type::Q8_1, {nullptr, quantize_q8_1<quantize_q8_0>, nullptr}},
 };
 
 // The packed kernels' activation quantizers; the kernels themselves are packed_avx2.cpp's

@@ -52,6 +52,7 @@ std::vector<float> to_float(Type t, const std::vector<uint8_t>& data, int64_t n)
 
 // ---- activation quantizer ----------------------------------------------------------------
 
+// Q8_0's quantizer and Q8_1's (Q8_0's values and d, and the sum's s).
 TEST(Kernels, Q8_0QuantizerBitIdentical) {
     std::vector<float> x = random_floats(129 * QK8_0, 101, -4.0f, 4.0f);
     // Block 0: amax 127 gives d = 1, so halves are exact ties: ties go away from zero.
@@ -62,12 +63,14 @@ TEST(Kernels, Q8_0QuantizerBitIdentical) {
     for (int j = 0; j < QK8_0; j++) x[3 * QK8_0 + j] *= 1e5f;    // block 3: huge
     x[4 * QK8_0 + 7] = -0.0f;
     for (const Kernels* k : simd_tables()) {
-        for (int64_t nb : kBlockCounts) {
-            std::vector<block_q8_0> a(nb), b(nb);
-            ref().of(Type::Q8_0).from_float(x.data(), a.data(), nb * QK8_0);
-            k->of(Type::Q8_0).from_float(x.data(), b.data(), nb * QK8_0);
-            EXPECT_EQ(std::memcmp(a.data(), b.data(), nb * sizeof(block_q8_0)), 0)
-                << isa_name(k->isa) << " blocks=" << nb;
+        for (Type t : {Type::Q8_0, Type::Q8_1}) {
+            for (int64_t nb : kBlockCounts) {
+                const size_t bytes = row_size(t, nb * QK8_0);
+                std::vector<uint8_t> a(bytes), b(bytes);
+                ref().of(t).from_float(x.data(), a.data(), nb * QK8_0);
+                k->of(t).from_float(x.data(), b.data(), nb * QK8_0);
+                EXPECT_EQ(a, b) << isa_name(k->isa) << ' ' << type_name(t) << " blocks=" << nb;
+            }
         }
         std::vector<float> y(1000);
         k->of(Type::F32).from_float(x.data(), y.data(), 1000);

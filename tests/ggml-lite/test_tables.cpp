@@ -99,9 +99,15 @@ TEST_P(IsaTable, CoversTheScalarTable) {
         if (k_ != &ref() && o.gemm_tile != s.gemm_tile && sp.gemm) {
             EXPECT_NE(op.gemm, sp.gemm) << row.name << ": own tiles, scalar packed kernel";
         }
-        // Nor may its own packed kernel wait on the scalar activation quantizer.
+        // Nor may its own packed kernel wait on the scalar activation quantizer, nor its own
+        // dot products on the rows (F32 activations are the floats as they are).
         if (k_ != &ref() && op.gemm && op.gemm != sp.gemm && sp.quantize) {
             EXPECT_NE(op.quantize, sp.quantize) << row.name << ": scalar activation quantizer";
+        }
+        const Type act = row.vec_dot_type;
+        if (k_ != &ref() && o.vec_dot != s.vec_dot && act != row.type && act != Type::F32) {
+            EXPECT_NE(k_->of(act).from_float, ref().of(act).from_float)
+                << row.name << ": scalar " << type_name(act) << " quantizer";
         }
     }
 }
