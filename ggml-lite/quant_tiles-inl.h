@@ -69,7 +69,8 @@ void quantize_q8_0c(const float* x, void* vy, int64_t n) {
 // The activations of Q4_1's and Q5_1's packed kernels (packed.h: block_q8_1c) from the same
 // quantizer: Q8_1's values and d are Q8_0's, and s is d sum(qs) rounded to fp16 with d before
 // its rounding (amax / 127, as quantize_row_q8_1_ref finds it, NaN behaviour included).
-// Block 32 values of x as Q8_0 by Quantize, and its s as quantize_row_q8_1_ref rounds it.
+// One block of 32 values quantized to Q8_0 by Quantize (into q); returns its s, rounded as
+// quantize_row_q8_1_ref rounds it (d before its rounding, amax / 127).
 template <void (*Quantize)(const float*, void*, int64_t)>
 fp16_t q8_1_block(const float* xb, block_q8_0& q) {
     Quantize(xb, &q, QK8_1);
