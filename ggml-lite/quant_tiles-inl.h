@@ -66,11 +66,9 @@ void quantize_q8_0c(const float* x, void* vy, int64_t n) {
     quantize_q8_0c_blocks<Offset, Q8Block<Quantize>>(x, vy, n);
 }
 
-// The activations of Q4_1's and Q5_1's packed kernels (packed.h: block_q8_1c) from the same
-// quantizer: Q8_1's values and d are Q8_0's, and s is d sum(qs) rounded to fp16 with d before
-// its rounding (amax / 127, as quantize_row_q8_1_ref finds it, NaN behaviour included).
-// One block of 32 values quantized to Q8_0 by Quantize (into q); returns its s, rounded as
-// quantize_row_q8_1_ref rounds it (d before its rounding, amax / 127).
+// One block of 32 values quantized to Q8_0 by Quantize (into q: Q8_1's values and d); returns
+// Q8_1's s, d sum(qs) rounded to fp16 with d before its rounding (amax / 127, as
+// quantize_row_q8_1_ref finds it, NaN behaviour included).
 template <void (*Quantize)(const float*, void*, int64_t)>
 fp16_t q8_1_block(const float* xb, block_q8_0& q) {
     Quantize(xb, &q, QK8_1);
@@ -84,6 +82,8 @@ fp16_t q8_1_block(const float* xb, block_q8_0& q) {
     return fp32_to_fp16(static_cast<float>(sum) * (amax / 127.0f));
 }
 
+// The activations of Q4_1's and Q5_1's packed kernels (packed.h: block_q8_1c) from the same
+// quantizer: Q8_1's blocks with d and s as floats.
 template <void (*Quantize)(const float*, void*, int64_t)>
 void quantize_q8_1c(const float* x, void* vy, int64_t n) {
     auto* y = static_cast<block_q8_1c*>(vy);
