@@ -7,8 +7,9 @@
 namespace ggml_lite {
 
 // One read-only pass over `bytes` at p (a multiple of 8) with n_threads threads, each taking
-// 64 KiB pieces through the active table's read_sum (kernels.h): the widest loads and the
-// prefetching the matmul kernels use. Returns the words' sum, so the reads cannot be elided.
+// a 32 KiB piece of each half at a time through the active table's read_sum (kernels.h): two
+// streams with the widest loads and the prefetching of the matmul kernels, as one-token decode
+// reads. Returns the words' sum, so the reads cannot be elided.
 uint64_t read_pass(const void* p, size_t bytes, int n_threads);
 
 // Read bandwidth in bytes/s of read_pass over `bytes` of memory (a PackedBuffer, as weights

@@ -125,9 +125,11 @@ struct Kernels {
     AttendFn<float> attend_f32;
     AttendFn<fp16_t> attend_f16;
 
-    // The sum of the n / 8 64-bit words at p (mod 2^64), n a multiple of 8, read as fast as
-    // this ISA's loads go: the memory bandwidth probe (bandwidth.h) decode is measured against.
-    uint64_t (*read_sum)(const void* p, int64_t n);
+    // The sum of the n / 8 64-bit words at p and the n / 8 at q (mod 2^64), n a multiple of 8,
+    // read side by side as fast as this ISA's loads go: two streams, as one-token decode reads
+    // two row groups (ops.cpp). The memory bandwidth probe (bandwidth.h) decode is measured
+    // against.
+    uint64_t (*read_sum)(const void* p, const void* q, int64_t n);
 
     // The kernels for type t: types[type_slot(t)], packed[type_slot(t)]. Throw
     // std::invalid_argument for a value that is not a type of the type table.

@@ -734,10 +734,11 @@ void attend(const float* q, int64_t n_q, int64_t head_dim, const Elem* k, const 
     }
 }
 
-uint64_t read_sum(const void* p, int64_t n) {
-    const auto* w = static_cast<const uint64_t*>(p);
+uint64_t read_sum(const void* p, const void* q, int64_t n) {
+    const auto* a = static_cast<const uint64_t*>(p);
+    const auto* b = static_cast<const uint64_t*>(q);
     uint64_t sum = 0;
-    for (int64_t i = 0; i < n / 8; i++) sum += w[i];
+    for (int64_t i = 0; i < n / 8; i++) sum += a[i] + b[i];
     return sum;
 }
 

@@ -408,27 +408,33 @@ struct FloatKernels {
         }
     }
 
-    // The memory bandwidth probe: the sum of the n / 8 64-bit words at p (mod 2^64), n a
-    // multiple of 8. Four vectors in flight and every cache line prefetched kReadAhead bytes
-    // ahead, as the streaming matmul kernels do, so it reads at the rate they can hope for.
-    static uint64_t read_sum(const void* p, int64_t n) {
+    // The memory bandwidth probe: the sum of the n / 8 64-bit words at p and at q (mod 2^64),
+    // n a multiple of 8. Four vectors of each stream a step and every cache line prefetched
+    // kReadAhead bytes ahead, as the streaming matmul kernels do, so it reads at the rate they
+    // can hope for.
+    static uint64_t read_sum(const void* p, const void* q, int64_t n) {
         using U = xsimd::batch<uint64_t, Arch>;
-        constexpr int64_t W = U::size, kStep = 4 * W;  // words per step
+        constexpr int64_t W = U::size, kStep = 4 * W;  // words per step and stream
         constexpr int64_t kReadAhead = 2048;
-        const auto* w = static_cast<const uint64_t*>(p);
+        const auto* wp = static_cast<const uint64_t*>(p);
+        const auto* wq = static_cast<const uint64_t*>(q);
         const int64_t words = n / 8;
         U a(uint64_t{0}), b(uint64_t{0}), c(uint64_t{0}), d(uint64_t{0});
         int64_t i = 0;
         for (; i + kStep <= words; i += kStep) {
-            const char* line = reinterpret_cast<const char*>(w + i) + kReadAhead;
-            for (int64_t l = 0; l < kStep * 8; l += 64) __builtin_prefetch(line + l);
-            a += U::load_unaligned(w + i);
-            b += U::load_unaligned(w + i + W);
-            c += U::load_unaligned(w + i + 2 * W);
-            d += U::load_unaligned(w + i + 3 * W);
+            const char* line_p = reinterpret_cast<const char*>(wp + i) + kReadAhead;
+            const char* line_q = reinterpret_cast<const char*>(wq + i) + kReadAhead;
+            for (int64_t l = 0; l < kStep * 8; l += 64) {
+                __builtin_prefetch(line_p + l);
+                __builtin_prefetch(line_q + l);
+            }
+            a += U::load_unaligned(wp + i) + U::load_unaligned(wp + i + W);
+            b += U::load_unaligned(wp + i + 2 * W) + U::load_unaligned(wp + i + 3 * W);
+            c += U::load_unaligned(wq + i) + U::load_unaligned(wq + i + W);
+            d += U::load_unaligned(wq + i + 2 * W) + U::load_unaligned(wq + i + 3 * W);
         }
         uint64_t sum = xsimd::hadd((a + b) + (c + d));
-        for (; i < words; i++) sum += w[i];
+        for (; i < words; i++) sum += wp[i] + wq[i];
         return sum;
     }
 

@@ -623,32 +623,37 @@ TEST(Kernels, RopeMatchesFormula) {
     }
 }
 
-// The bandwidth probe reads every word exactly once: its sum (mod 2^64) is the plain sum, for
-// lengths with and without whole vector steps and for unaligned starts.
+// The bandwidth probe reads every word of both streams exactly once: its sum (mod 2^64) is the
+// plain sum, for lengths with and without whole vector steps and for unaligned starts.
 TEST(Kernels, ReadSumIsTheSumOfTheWords) {
     std::mt19937_64 rng(7);
-    std::vector<uint64_t> words(4099);
+    std::vector<uint64_t> words(2 * 4099 + 1);
     for (uint64_t& w : words) w = rng();
     for (const Kernels* k : test::all_tables()) {
         for (int64_t n : {0, 1, 7, 8, 31, 32, 33, 100, 1000, 4096, 4099}) {
             for (int64_t start : {0, 1}) {
-                if (start + n > static_cast<int64_t>(words.size())) continue;
+                const uint64_t* p = words.data() + start;
+                const uint64_t* q = p + 4099;
                 uint64_t expect = 0;
-                for (int64_t i = 0; i < n; i++) expect += words[start + i];
-                EXPECT_EQ(k->read_sum(words.data() + start, 8 * n), expect)
+                for (int64_t i = 0; i < n; i++) expect += p[i] + q[i];
+                EXPECT_EQ(k->read_sum(p, q, 8 * n), expect)
                     << isa_name(k->isa) << " n=" << n << " start=" << start;
             }
         }
     }
 }
 
-// read_pass splits the buffer among threads in 64 KiB pieces, the last one short.
+// read_pass splits the two halves among threads in 32 KiB pieces, the last one short, and
+// an odd word count leaves one word over.
 TEST(Bandwidth, ReadPassSumsEveryWordForAnyThreadCount) {
-    std::vector<uint64_t> words((3 << 16) / 8 + 5);
-    uint64_t expect = 0;
-    for (size_t i = 0; i < words.size(); i++) expect += words[i] = i * 0x9E3779B97F4A7C15ull;
-    for (int threads : {1, 2, 3}) {
-        EXPECT_EQ(read_pass(words.data(), 8 * words.size(), threads), expect) << threads;
+    for (size_t n_words : {size_t{(3 << 16) / 8 + 5}, size_t{(3 << 16) / 8 + 6}}) {
+        std::vector<uint64_t> words(n_words);
+        uint64_t expect = 0;
+        for (size_t i = 0; i < words.size(); i++) expect += words[i] = i * 0x9E3779B97F4A7C15ull;
+        for (int threads : {1, 2, 3}) {
+            EXPECT_EQ(read_pass(words.data(), 8 * words.size(), threads), expect)
+                << n_words << " words, " << threads << " threads";
+        }
     }
     EXPECT_GT(measure_read_bandwidth(2, size_t{1} << 22, 2), 0.0);
 }
