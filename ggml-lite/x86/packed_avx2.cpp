@@ -337,10 +337,16 @@ __attribute__((noinline)) void packed_tile(int64_t nb, const typename P::Block* 
             P::load(w[b], h, op);
             const HalfScales<P> hs(w[b], h);
             // One token at a time: unrolled, the compiler hoists every token's activation
-            // words out of the halves and spills them.
+            // words out of the halves and spills them. The token's block is a pointer stepped
+            // by x_stride: indexed as xt(t), GCC 12 kept this loop's pointers on the stack in
+            // the Q4_0 and Q5_0 tiles, a store and a reload every token (one group in cache,
+            // 2048 columns, 16 tokens: Q4_0 10-18%, Q5_0 6-7%, Q5_1 4% faster so).
+            const uint8_t* xp = xb;
 #pragma GCC unroll 1
-            for (int t = 0; t < NT; t++)
-                acc[t][h] = add_token(op, hs, xt(t), mag[kMagnitudes<P> ? t : 0], acc[t][h]);
+            for (int t = 0; t < NT; t++, xp += x_stride) {
+                const Act& xa = *reinterpret_cast<const Act*>(xp);
+                acc[t][h] = add_token(op, hs, xa, mag[kMagnitudes<P> ? t : 0], acc[t][h]);
+            }
         }
     }
     for (int t = 0; t < NT; t++) {
