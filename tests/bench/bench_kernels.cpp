@@ -7,6 +7,9 @@
 //   incache/...   the same product on a 512x2048 matrix that stays in L2: kernel throughput.
 //   matmul/<type>/<rows>x<cols>x<tokens>/<isa>/threads:N   prefill, as weight bytes/s and
 //       multiply-adds/s (counter "MAC/s"); the float weight types (f32, f16, bf16) too.
+//   tile/<type>/16x2048x16/<isa>-packed   one call of the packed prefill kernel (one group of
+//       rows, kPackTokens tokens), everything in cache: the tile's own rate, nothing of matmul
+//       around it. With --benchmark_repetitions, read the "_max" line (docs/DEVELOPING.md).
 //   bandwidth/read/threads:N   a read-only sum over 1 GiB: what the memory delivers.
 //   peak/<isa>/<sequence>/threads:N   an instruction sequence the kernels are built from, alone
 //       at full parallelism (peaks.h), as MAC/s: the compute ceiling of the kernels made of it.
@@ -129,6 +132,40 @@ void run_matmul(benchmark::State& state, Isa isa, Type type, Shape shape, int64_
         benchmark::Counter::kIsRate);
 }
 
+// The packed kernel of `isa` on one group of kPackRows rows against kPackTokens tokens, called
+// directly with the activations already in its format: the tile's rate, in cache.
+void run_tile(benchmark::State& state, Isa isa, Type type) {
+    const Kernels* k = kernels_for(isa);
+    if (!k) {
+        state.SkipWithError("ISA not supported on this machine");
+        return;
+    }
+    constexpr Shape kGroup = {kPackRows, 2048};
+    const PackedKernels& pk = k->packed_of(type);
+    const void* w = pool(type, kGroup, false, true).matrix(0);
+    const std::vector<float> x = random_floats(kPackTokens * kGroup.cols, 2);
+    const size_t row = pk.quantize ? packed_activation_size(type, kGroup.cols)
+                                   : kGroup.cols * sizeof(float);
+    std::vector<uint8_t> xa(row * kPackTokens);
+    for (int t = 0; t < kPackTokens; t++) {
+        if (pk.quantize) {
+            pk.quantize(x.data() + t * kGroup.cols, xa.data() + t * row, kGroup.cols);
+        } else {
+            std::memcpy(xa.data() + t * row, x.data() + t * kGroup.cols, row);
+        }
+    }
+    std::vector<float> y(kPackTokens * kPackRows);
+    for (auto _ : state) {
+        pk.gemm(kGroup.cols, w, xa.data(), row, y.data(), kPackRows, kPackRows, kPackTokens);
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+    }
+    state.counters["MAC/s"] =
+        benchmark::Counter(static_cast<double>(state.iterations()) * kPackRows * kGroup.cols *
+                               kPackTokens,
+                           benchmark::Counter::kIsRate);
+}
+
 // A read-only pass over 1 GiB split among the threads (bandwidth.h: read_pass, what lila
 // bench measures its roofline with): the rate a streaming kernel can hope for.
 void bandwidth_read(benchmark::State& state, int threads) {
@@ -236,6 +273,22 @@ void register_all() {
                     }
                 }
             }
+        }
+    }
+    // The tiles: the types whose prefill runs the packed kernel (the grid types' runs their
+    // decoded levels, Kernels::grid_gemm).
+    for (Type type : all_types()) {
+        const TypeTraits& t = traits(type);
+        if (!t.tensor || t.grid_block) continue;
+        for (Isa isa : all_isas()) {
+            const Kernels* k = kernels_for(isa);
+            if (!k || !k->packed_of(type).gemm) continue;
+            char name[96];
+            std::snprintf(name, sizeof name, "tile/%s/%dx2048x%d/%s-packed", type_name(type),
+                          kPackRows, kPackTokens, isa_name(isa));
+            benchmark::RegisterBenchmark(name, run_tile, isa, type)
+                ->ComputeStatistics("max", max_of)
+                ->Unit(benchmark::kMicrosecond);
         }
     }
 }
