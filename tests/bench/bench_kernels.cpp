@@ -144,8 +144,8 @@ void run_tile(benchmark::State& state, Isa isa, Type type) {
     const PackedKernels& pk = k->packed_of(type);
     const void* w = pool(type, kGroup, false, true).matrix(0);
     const std::vector<float> x = random_floats(kPackTokens * kGroup.cols, 2);
-    const size_t row = pk.quantize ? packed_activation_size(type, kGroup.cols)
-                                   : kGroup.cols * sizeof(float);
+    const size_t row =
+        pk.quantize ? packed_activation_size(type, kGroup.cols) : kGroup.cols * sizeof(float);
     std::vector<uint8_t> xa(row * kPackTokens);
     for (int t = 0; t < kPackTokens; t++) {
         if (pk.quantize) {
@@ -160,10 +160,9 @@ void run_tile(benchmark::State& state, Isa isa, Type type) {
         benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
-    state.counters["MAC/s"] =
-        benchmark::Counter(static_cast<double>(state.iterations()) * kPackRows * kGroup.cols *
-                               kPackTokens,
-                           benchmark::Counter::kIsRate);
+    state.counters["MAC/s"] = benchmark::Counter(
+        static_cast<double>(state.iterations()) * kPackRows * kGroup.cols * kPackTokens,
+        benchmark::Counter::kIsRate);
 }
 
 // A read-only pass over 1 GiB split among the threads (bandwidth.h: read_pass, what lila
