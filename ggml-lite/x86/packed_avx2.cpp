@@ -341,7 +341,9 @@ __attribute__((noinline)) void packed_tile(int64_t nb, const typename P::Block* 
             // by x_stride: indexed as xt(t), GCC 12 kept this loop's pointers on the stack in
             // the Q4_0 and Q5_0 tiles, a store and a reload every token (one group in cache,
             // 2048 columns, 16 tokens: Q4_0 10-18%, Q5_0 6-7%, Q5_1 4% faster so).
-            const uint8_t* xp = xb;
+            // (An address as an integer: stepped past the last token, a pointer would point
+            // outside the activations.)
+            uintptr_t xp = reinterpret_cast<uintptr_t>(xb);
 #pragma GCC unroll 1
             for (int t = 0; t < NT; t++, xp += x_stride) {
                 const Act& xa = *reinterpret_cast<const Act*>(xp);
