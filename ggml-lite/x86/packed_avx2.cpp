@@ -337,12 +337,11 @@ __attribute__((noinline)) void packed_tile(int64_t nb, const typename P::Block* 
             P::load(w[b], h, op);
             const HalfScales<P> hs(w[b], h);
             // One token at a time: unrolled, the compiler hoists every token's activation
-            // words out of the halves and spills them. The token's block is a pointer stepped
-            // by x_stride: indexed as xt(t), GCC 12 kept this loop's pointers on the stack in
-            // the Q4_0 and Q5_0 tiles, a store and a reload every token (one group in cache,
-            // 2048 columns, 16 tokens: Q4_0 10-18%, Q5_0 6-7%, Q5_1 4% faster so).
-            // (An address as an integer: stepped past the last token, a pointer would point
-            // outside the activations.)
+            // words out of the halves and spills them. The token's block address is stepped by
+            // x_stride, as an integer (past the last token a pointer would point outside the
+            // activations): indexed as xt(t), GCC 12 kept this loop's pointers on the stack in
+            // 44 of the 90 tiles, a store and a reload every token (bench-kernels tile/q4_0
+            // and tile/q5_0 10-15% faster without; PERF.md).
             uintptr_t xp = reinterpret_cast<uintptr_t>(xb);
 #pragma GCC unroll 1
             for (int t = 0; t < NT; t++, xp += x_stride) {
