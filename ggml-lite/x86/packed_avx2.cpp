@@ -341,7 +341,7 @@ __attribute__((noinline)) void packed_tile(int64_t nb, const typename P::Block* 
             // x_stride, as an integer (past the last token a pointer would point outside the
             // activations): indexed as xt(t), GCC 12 kept this loop's pointers on the stack in
             // 44 of the 90 tiles, a store and a reload every token (bench-kernels tile/q4_0
-            // and tile/q5_0 10-15% faster without; PERF.md).
+            // 11-14% faster without, tile/q5_0 3-23%; PERF.md).
             uintptr_t xp = reinterpret_cast<uintptr_t>(xb);
 #pragma GCC unroll 1
             for (int t = 0; t < NT; t++, xp += x_stride) {

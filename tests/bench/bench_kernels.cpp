@@ -47,7 +47,8 @@ struct Shape {
     int64_t rows, cols;
 };
 constexpr Shape kShapes[] = {{2048, 2048}, {5632, 2048}};
-constexpr Shape kL2Shape = {512, 2048};  // 0.3-0.6 MB: stays in a core's L2
+constexpr Shape kL2Shape = {512, 2048};          // 0.3-0.6 MB: stays in a core's L2
+constexpr Shape kTileShape = {kPackRows, 2048};  // one group: the tile benchmarks
 constexpr int kThreads[] = {1, 2};
 
 std::vector<float> random_floats(int64_t n, uint32_t seed) {
@@ -140,28 +141,27 @@ void run_tile(benchmark::State& state, Isa isa, Type type) {
         state.SkipWithError("ISA not supported on this machine");
         return;
     }
-    constexpr Shape kGroup = {kPackRows, 2048};
     const PackedKernels& pk = k->packed_of(type);
-    const void* w = pool(type, kGroup, false, true).matrix(0);
-    const std::vector<float> x = random_floats(kPackTokens * kGroup.cols, 2);
-    const size_t row =
-        pk.quantize ? packed_activation_size(type, kGroup.cols) : kGroup.cols * sizeof(float);
+    const void* w = pool(type, kTileShape, false, true).matrix(0);
+    const std::vector<float> x = random_floats(kPackTokens * kTileShape.cols, 2);
+    const size_t row = pk.quantize ? packed_activation_size(type, kTileShape.cols)
+                                   : kTileShape.cols * sizeof(float);
     std::vector<uint8_t> xa(row * kPackTokens);
     for (int t = 0; t < kPackTokens; t++) {
         if (pk.quantize) {
-            pk.quantize(x.data() + t * kGroup.cols, xa.data() + t * row, kGroup.cols);
+            pk.quantize(x.data() + t * kTileShape.cols, xa.data() + t * row, kTileShape.cols);
         } else {
-            std::memcpy(xa.data() + t * row, x.data() + t * kGroup.cols, row);
+            std::memcpy(xa.data() + t * row, x.data() + t * kTileShape.cols, row);
         }
     }
     std::vector<float> y(kPackTokens * kPackRows);
     for (auto _ : state) {
-        pk.gemm(kGroup.cols, w, xa.data(), row, y.data(), kPackRows, kPackRows, kPackTokens);
+        pk.gemm(kTileShape.cols, w, xa.data(), row, y.data(), kPackRows, kPackRows, kPackTokens);
         benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
     state.counters["MAC/s"] = benchmark::Counter(
-        static_cast<double>(state.iterations()) * kPackRows * kGroup.cols * kPackTokens,
+        static_cast<double>(state.iterations()) * kPackRows * kTileShape.cols * kPackTokens,
         benchmark::Counter::kIsRate);
 }
 
@@ -283,8 +283,9 @@ void register_all() {
             const Kernels* k = kernels_for(isa);
             if (!k || !k->packed_of(type).gemm) continue;
             char name[96];
-            std::snprintf(name, sizeof name, "tile/%s/%dx2048x%d/%s-packed", type_name(type),
-                          kPackRows, kPackTokens, isa_name(isa));
+            std::snprintf(name, sizeof name, "tile/%s/%lldx%lldx%d/%s-packed", type_name(type),
+                          static_cast<long long>(kTileShape.rows),
+                          static_cast<long long>(kTileShape.cols), kPackTokens, isa_name(isa));
             benchmark::RegisterBenchmark(name, run_tile, isa, type)
                 ->ComputeStatistics("max", max_of)
                 ->Unit(benchmark::kMicrosecond);

@@ -6,7 +6,7 @@ For each function of an object file whose name matches PATTERN, the smallest loo
 conditional branch) that holds a multiply-add instruction, and the scalar loads and stores to
 the stack inside it. A pointer or counter that the compiler keeps on the stack in such a loop is
 stored and reloaded every iteration, a chain through memory that can cost more than the
-vector work: GCC 12 did so in the AVX2 Q4_0 and Q5_0 tiles (10-18% of their prefill).
+vector work: GCC 12 did so in the AVX2 Q4_0 and Q5_0 tiles (Q4_0's tile 11-14% slower for it).
 
     python3 tests/bench/hot_loop_spills.py build/ggml-lite/CMakeFiles/ggml-lite.dir/x86/packed_avx2.cpp.o packed_tile
 """
