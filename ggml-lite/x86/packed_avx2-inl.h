@@ -136,19 +136,54 @@ constexpr int chains() {
 }
 #endif
 
-// The rows' int16 pairs (a[r], b[r]) from two vectors of 8 bytes, one pair per int32 lane.
-template <bool Signed>
-__m256i pairs(__m128i a, __m128i b) {
-    const __m128i v = _mm_unpacklo_epi8(a, b);
-    return Signed ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+// A half's scales as row bytes: rows8 reads half h's 8 bytes of a scale row (one per row) into
+// bytes 0-7 and again 8-15 of both 128-bit lanes; two_rows puts two scale rows' in bytes 0-7
+// and 8-15. Each 128-bit lane then holds what its 4 int32 lanes need, so spreading a row's byte
+// to its lane (twice, pairs) is one in-lane vpshufb. Widening 8 bytes of one lane to the 16 of
+// a vector instead (vpmovzxbw, vpmovsxbw: across lanes) took 2.5 times as long on a Zen 3, and
+// was most of what the scales cost (kernels.md, "The k-quants' scales on AVX2").
+inline __m256i rows8(const uint8_t* p) {
+    return _mm256_broadcastq_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256i rows8(const void* row, int h) {
+    return rows8(static_cast<const uint8_t*>(row) + kHalfRows * h);
+}
+inline __m256i two_rows(__m256i a, __m256i b) {
+    return _mm256_unpacklo_epi64(a, b);
 }
 
-// The low 8 bytes (one per row) as the 8 rows' int32 lanes, the byte in both int16 halves: a
-// vpmaddwd factor that scales both int16 sums of the lane. The bytes are signed or unsigned.
+// The int16s of vpshufb(v, spread) for signed or unsigned bytes: a signed byte goes through
+// as its value plus 128, taken off in int16 (two steps on any ALU port where a sign-extending
+// shuffle needs a second on the shuffle ports, which the scales and the levels crowd).
 template <bool Signed>
-__m256i twice(__m128i bytes) {
-    const __m128i doubled = _mm_unpacklo_epi8(bytes, bytes);
-    return Signed ? _mm256_cvtepi8_epi16(doubled) : _mm256_cvtepu8_epi16(doubled);
+__m256i widen_bytes(__m256i v, __m256i spread) {
+    if constexpr (Signed) {
+        const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+        return _mm256_sub_epi16(_mm256_shuffle_epi8(_mm256_xor_si256(v, bias), spread),
+                                _mm256_set1_epi16(128));
+    } else {
+        return _mm256_shuffle_epi8(v, spread);
+    }
+}
+
+// Byte r + First of each lane (row r's byte of a rows8 or two_rows vector: First 0 or 8) in
+// both int16 halves of int32 lane r: a vpmaddwd factor that scales both int16 sums of the lane.
+template <bool Signed, int First = 0>
+__m256i twice(__m256i v) {
+    constexpr char a = First, b = First + 1, c = First + 2, d = First + 3;
+    return widen_bytes<Signed>(
+        v, _mm256_setr_epi8(a, -1, a, -1, b, -1, b, -1, c, -1, c, -1, d, -1, d, -1,  //
+                            a + 4, -1, a + 4, -1, b + 4, -1, b + 4, -1, c + 4, -1, c + 4, -1,
+                            d + 4, -1, d + 4, -1));
+}
+
+// The int16 pair (byte r, byte 8 + r) of a two_rows vector in int32 lane r: the rows' factors
+// of two sub-blocks, against a pair of activation sums.
+template <bool Signed>
+__m256i pairs(__m256i v) {
+    return widen_bytes<Signed>(
+        v, _mm256_setr_epi8(0, -1, 8, -1, 1, -1, 9, -1, 2, -1, 10, -1, 3, -1, 11, -1,  //
+                            4, -1, 12, -1, 5, -1, 13, -1, 6, -1, 14, -1, 7, -1, 15, -1));
 }
 
 // sum_i pairs[i] . (word i of p), the words being int16 pairs of activation sums.

@@ -401,15 +401,12 @@ struct KMin : UnsignedLevels {
         __m256i sc[8];
         __m256i min_pairs[4];
         Scales(const Block& w, int h) {
-            __m128i b[K_SCALE_SIZE];
-            for (int k = 0; k < K_SCALE_SIZE; k++) {
-                b[k] =
-                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales[k] + kHalfRows * h));
-            }
-            __m128i s[8], m[8];  // the 8 rows' scales and mins, one byte lane per row
+            __m256i b[K_SCALE_SIZE];
+            for (int k = 0; k < K_SCALE_SIZE; k++) b[k] = rows8(w.scales[k], h);
+            __m256i s[8], m[8];  // the 8 rows' scales and mins, one byte lane per row
             q4_K_scales_mins_rows(b, s, m);
             for (int j = 0; j < 8; j++) sc[j] = twice<false>(s[j]);
-            for (int i = 0; i < 4; i++) min_pairs[i] = pairs<false>(m[2 * i], m[2 * i + 1]);
+            for (int i = 0; i < 4; i++) min_pairs[i] = pairs<false>(two_rows(m[2 * i], m[2 * i + 1]));
         }
     };
     static __m256i word(const Block& w, int h, int u, int m) {
@@ -448,12 +445,12 @@ struct Scales16 {
     __m256i sc[16];
     __m256i sc_pairs[8];
     Scales16(const Block& w, int h) {
-        __m128i b[16];
+        __m256i b[16];
         for (int g = 0; g < 16; g++) {
-            b[g] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales[g] + kHalfRows * h));
+            b[g] = rows8(w.scales[g], h);
             sc[g] = twice<true>(b[g]);
         }
-        for (int i = 0; i < 8; i++) sc_pairs[i] = pairs<true>(b[2 * i], b[2 * i + 1]);
+        for (int i = 0; i < 8; i++) sc_pairs[i] = pairs<true>(two_rows(b[2 * i], b[2 * i + 1]));
     }
 };
 
@@ -521,15 +518,9 @@ struct IQ4XS {
     struct Scales {
         __m256i sc[8];
         Scales(const Block& w, int h) {
-            __m128i l[4], hi[2], s[8];  // the 8 rows' bytes, one byte lane per row
-            for (int k = 0; k < 4; k++) {
-                l[k] = _mm_loadl_epi64(
-                    reinterpret_cast<const __m128i*>(w.scales_l[k] + kHalfRows * h));
-            }
-            for (int k = 0; k < 2; k++) {
-                hi[k] = _mm_loadl_epi64(
-                    reinterpret_cast<const __m128i*>(w.scales_h[k] + kHalfRows * h));
-            }
+            __m256i l[4], hi[2], s[8];  // the 8 rows' bytes, one byte lane per row
+            for (int k = 0; k < 4; k++) l[k] = rows8(w.scales_l[k], h);
+            for (int k = 0; k < 2; k++) hi[k] = rows8(w.scales_h[k], h);
             iq4_xs_scales_rows(l, hi, s);
             for (int j = 0; j < 8; j++) sc[j] = twice<true>(s[j]);
         }

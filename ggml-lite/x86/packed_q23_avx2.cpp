@@ -24,24 +24,9 @@ __m256i two_bit_word(const uint8_t (*qs)[kPackRows][4], int h, int u, int m) {
     return _mm256_and_si256(_mm256_srli_epi16(q, 2 * (u % 4)), _mm256_set1_epi8(3));
 }
 
-// The scales of sub-blocks 2p and 2p + 1 of 8 rows (bytes 0-7 and 8-15 of v): sc[0] and sc[1]
-// each scale in both halves of its row's lane (a vpmaddwd factor); row_pairs the pair
-// (s_2p, s_2p+1) per lane (against a pair of bsums).
-template <bool Signed>
-void twice_pair(__m128i v, __m256i* sc) {
-    sc[0] = twice<Signed>(v);
-    sc[1] = twice<Signed>(_mm_unpackhi_epi64(v, v));
-}
-template <bool Signed>
-__m256i row_pairs(__m128i v) {
-    return pairs<Signed>(v, _mm_srli_si128(v, 8));
-}
-
-// Half h's bytes of scale bytes k and k2 of a block column: 8 rows each.
-__m128i two_rows(const uint8_t (*scales)[kPackRows], int k, int k2, int h) {
-    return _mm_unpacklo_epi64(
-        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales[k] + kHalfRows * h)),
-        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales[k2] + kHalfRows * h)));
+// Half h's bytes of scale rows k and k2 (two_rows).
+__m256i scale_rows(const uint8_t (*scales)[kPackRows], int k, int k2, int h) {
+    return two_rows(rows8(scales[k], h), rows8(scales[k2], h));
 }
 
 // Q3_K: levels q - 4, signed 6-bit scales decoded in registers, two sub-blocks at a time.
@@ -56,18 +41,20 @@ struct Q3K : OffsetLevels16<2> {
         // 8 + j % 4, bits 2 (j / 4): for scales 2p and 2p + 1, bytes (2p % 8, 2p % 8 + 1) and
         // (8 + 2p % 4, 9 + 2p % 4).
         Scales(const Block& w, int h) {
-            const __m128i low4 = _mm_set1_epi8(0x0f), low2 = _mm_set1_epi8(3);
-            __m128i lo[4], top[2];
-            for (int i = 0; i < 4; i++) lo[i] = two_rows(w.scales, 2 * i, 2 * i + 1, h);
-            for (int i = 0; i < 2; i++) top[i] = two_rows(w.scales, 8 + 2 * i, 9 + 2 * i, h);
+            const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(3);
+            const __m256i offset = _mm256_set1_epi16(32);
+            __m256i lo[4], top[2];
+            for (int i = 0; i < 4; i++) lo[i] = scale_rows(w.scales, 2 * i, 2 * i + 1, h);
+            for (int i = 0; i < 2; i++) top[i] = scale_rows(w.scales, 8 + 2 * i, 9 + 2 * i, h);
             for (int p = 0; p < 8; p++) {
-                const __m128i l = lo[p % 4];
-                const __m128i nib = _mm_and_si128(p < 4 ? l : _mm_srli_epi16(l, 4), low4);
-                const __m128i hi = _mm_and_si128(_mm_srli_epi16(top[p % 2], 2 * (p / 2)), low2);
-                const __m128i v =
-                    _mm_sub_epi8(_mm_or_si128(nib, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
-                twice_pair<true>(v, sc + 2 * p);
-                sc_pairs[p] = row_pairs<true>(v);
+                const __m256i l = lo[p % 4];
+                const __m256i nib = (p < 4 ? l : _mm256_srli_epi16(l, 4)) & low4;
+                const __m256i hi = _mm256_srli_epi16(top[p % 2], 2 * (p / 2)) & low2;
+                // The scales plus 32 (6 bits, unsigned); the offset comes off in int16.
+                const __m256i v = nib | _mm256_slli_epi16(hi, 4);
+                sc[2 * p] = _mm256_sub_epi16(twice<false>(v), offset);
+                sc[2 * p + 1] = _mm256_sub_epi16(twice<false, 8>(v), offset);
+                sc_pairs[p] = _mm256_sub_epi16(pairs<false>(v), offset);
             }
         }
     };
@@ -90,11 +77,13 @@ struct Q2K : UnsignedLevels {
         __m256i sc[16];
         __m256i min_pairs[8];
         Scales(const Block& w, int h) {
-            const __m128i low4 = _mm_set1_epi8(0x0f);
+            const __m256i low4 = _mm256_set1_epi16(0x0f);
             for (int p = 0; p < 8; p++) {
-                const __m128i v = two_rows(w.scales, 2 * p, 2 * p + 1, h);
-                twice_pair<false>(_mm_and_si128(v, low4), sc + 2 * p);
-                min_pairs[p] = row_pairs<false>(_mm_and_si128(_mm_srli_epi16(v, 4), low4));
+                const __m256i v = scale_rows(w.scales, 2 * p, 2 * p + 1, h);
+                sc[2 * p] = twice<false>(v) & low4;
+                sc[2 * p + 1] = twice<false, 8>(v) & low4;
+                // A zero-extended byte's high nibble is the int16 shifted right by 4.
+                min_pairs[p] = _mm256_srli_epi16(pairs<false>(v), 4);
             }
         }
     };
