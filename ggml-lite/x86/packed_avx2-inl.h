@@ -141,7 +141,7 @@ constexpr int chains() {
 // and 8-15. Each 128-bit lane then holds what its 4 int32 lanes need, so spreading a row's byte
 // to its lane (twice, pairs) is one in-lane vpshufb. Widening 8 bytes of one lane to the 16 of
 // a vector instead (vpmovzxbw, vpmovsxbw: across lanes) took 2.5 times as long on a Zen 3, and
-// was most of what the scales cost (kernels.md, "The k-quants' scales on AVX2").
+// was most of what the scales cost (kernels.md, "The k-quants' scales").
 inline __m256i rows8(const uint8_t* p) {
     return _mm256_broadcastq_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
