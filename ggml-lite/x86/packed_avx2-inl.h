@@ -173,8 +173,8 @@ __m256i twice(__m256i v) {
     constexpr char a = First, b = First + 1, c = First + 2, d = First + 3;
     return widen_bytes<Signed>(
         v, _mm256_setr_epi8(a, -1, a, -1, b, -1, b, -1, c, -1, c, -1, d, -1, d, -1,  //
-                            a + 4, -1, a + 4, -1, b + 4, -1, b + 4, -1, c + 4, -1, c + 4, -1,
-                            d + 4, -1, d + 4, -1));
+                            a + 4, -1, a + 4, -1, b + 4, -1, b + 4, -1, c + 4, -1, c + 4, -1, d + 4,
+                            -1, d + 4, -1));
 }
 
 // The int16 pair (byte r, byte 8 + r) of a two_rows vector in int32 lane r: the rows' factors

@@ -406,7 +406,8 @@ struct KMin : UnsignedLevels {
             __m256i s[8], m[8];  // the 8 rows' scales and mins, one byte lane per row
             q4_K_scales_mins_rows(b, s, m);
             for (int j = 0; j < 8; j++) sc[j] = twice<false>(s[j]);
-            for (int i = 0; i < 4; i++) min_pairs[i] = pairs<false>(two_rows(m[2 * i], m[2 * i + 1]));
+            for (int i = 0; i < 4; i++)
+                min_pairs[i] = pairs<false>(two_rows(m[2 * i], m[2 * i + 1]));
         }
     };
     static __m256i word(const Block& w, int h, int u, int m) {
