@@ -10,6 +10,7 @@
 //   tile/<type>/16x2048x16/<isa>-packed   one call of the packed prefill kernel (one group of
 //       rows, kPackTokens tokens), everything in cache: the tile's own rate, nothing of matmul
 //       around it. With --benchmark_repetitions, read the "_max" line (docs/DEVELOPING.md).
+//       tile/<type>/16x2048x1/...: the same for one token, the decode kernel's own rate.
 //   bandwidth/read/threads:N   a read-only sum over 1 GiB: what the memory delivers.
 //   peak/<isa>/<sequence>/threads:N   an instruction sequence the kernels are built from, alone
 //       at full parallelism (peaks.h), as MAC/s: the compute ceiling of the kernels made of it.
@@ -133,9 +134,10 @@ void run_matmul(benchmark::State& state, Isa isa, Type type, Shape shape, int64_
         benchmark::Counter::kIsRate);
 }
 
-// The packed kernel of `isa` on one group of kPackRows rows against kPackTokens tokens, called
-// directly with the activations already in its format: the tile's rate, in cache.
-void run_tile(benchmark::State& state, Isa isa, Type type) {
+// The packed kernel of `isa` on one group of kPackRows rows against `tokens` tokens (1 or
+// kPackTokens), called directly with the activations already in its format: the tile's rate,
+// in cache.
+void run_tile(benchmark::State& state, Isa isa, Type type, int tokens) {
     const Kernels* k = kernels_for(isa);
     if (!k) {
         state.SkipWithError("ISA not supported on this machine");
@@ -156,12 +158,12 @@ void run_tile(benchmark::State& state, Isa isa, Type type) {
     }
     std::vector<float> y(kPackTokens * kPackRows);
     for (auto _ : state) {
-        pk.gemm(kTileShape.cols, w, xa.data(), row, y.data(), kPackRows, kPackRows, kPackTokens);
+        pk.gemm(kTileShape.cols, w, xa.data(), row, y.data(), kPackRows, kPackRows, tokens);
         benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
     state.counters["MAC/s"] = benchmark::Counter(
-        static_cast<double>(state.iterations()) * kPackRows * kTileShape.cols * kPackTokens,
+        static_cast<double>(state.iterations()) * kPackRows * kTileShape.cols * tokens,
         benchmark::Counter::kIsRate);
 }
 
@@ -282,13 +284,15 @@ void register_all() {
         for (Isa isa : all_isas()) {
             const Kernels* k = kernels_for(isa);
             if (!k || !k->packed_of(type).gemm) continue;
-            char name[96];
-            std::snprintf(name, sizeof name, "tile/%s/%lldx%lldx%d/%s-packed", type_name(type),
-                          static_cast<long long>(kTileShape.rows),
-                          static_cast<long long>(kTileShape.cols), kPackTokens, isa_name(isa));
-            benchmark::RegisterBenchmark(name, run_tile, isa, type)
-                ->ComputeStatistics("max", max_of)
-                ->Unit(benchmark::kMicrosecond);
+            for (int tokens : {kPackTokens, 1}) {
+                char name[96];
+                std::snprintf(name, sizeof name, "tile/%s/%lldx%lldx%d/%s-packed",
+                              type_name(type), static_cast<long long>(kTileShape.rows),
+                              static_cast<long long>(kTileShape.cols), tokens, isa_name(isa));
+                benchmark::RegisterBenchmark(name, run_tile, isa, type, tokens)
+                    ->ComputeStatistics("max", max_of)
+                    ->Unit(benchmark::kMicrosecond);
+            }
         }
     }
 }
