@@ -156,39 +156,31 @@ inline __m256i q8_K_bsums_dot(__m256i c16, const block_q8_K& x) {
 }
 
 // The byte-wise steps of the scale decoders below, on 16 rows (__m128i, one per byte) or on
-// AVX2's half of 8 rows (__m256i, the rows' bytes repeated: packed_avx2-inl.h's rows8), and
-// & and | for both.
-inline __m128i srli16(__m128i v, int n) {
-    return _mm_srli_epi16(v, n);
-}
-inline __m256i srli16(__m256i v, int n) {
-    return _mm256_srli_epi16(v, n);
-}
-inline __m128i slli16(__m128i v, int n) {
-    return _mm_slli_epi16(v, n);
-}
-inline __m256i slli16(__m256i v, int n) {
-    return _mm256_slli_epi16(v, n);
-}
-inline __m128i sub8(__m128i a, __m128i b) {
-    return _mm_sub_epi8(a, b);
-}
-inline __m256i sub8(__m256i a, __m256i b) {
-    return _mm256_sub_epi8(a, b);
-}
-template <class V>
-V splat8(char c) {
-    if constexpr (sizeof(V) == 16) {
-        return _mm_set1_epi8(c);
-    } else {
-        return _mm256_set1_epi8(c);
-    }
-}
+// AVX2's half of 8 rows (__m256i, the rows' bytes repeated: packed_avx2-inl.h's rows8); & and
+// | serve both as they are.
+// (Chosen by width: __m128i as a template argument loses its attributes, which GCC warns of.)
+template <size_t Bytes>
+struct ByteOps;
+template <>
+struct ByteOps<16> {
+    static __m128i srli16(__m128i v, int n) { return _mm_srli_epi16(v, n); }
+    static __m128i slli16(__m128i v, int n) { return _mm_slli_epi16(v, n); }
+    static __m128i sub8(__m128i a, __m128i b) { return _mm_sub_epi8(a, b); }
+    static __m128i splat8(char c) { return _mm_set1_epi8(c); }
+};
+template <>
+struct ByteOps<32> {
+    static __m256i srli16(__m256i v, int n) { return _mm256_srli_epi16(v, n); }
+    static __m256i slli16(__m256i v, int n) { return _mm256_slli_epi16(v, n); }
+    static __m256i sub8(__m256i a, __m256i b) { return _mm256_sub_epi8(a, b); }
+    static __m256i splat8(char c) { return _mm256_set1_epi8(c); }
+};
 
 // Byte-wise: bits 6-7 of each byte moved to bits 4-5 (a Q4_K scale's or min's top bits).
 template <class V>
 [[gnu::always_inline]] inline V top2_to_bit4(V v) {
-    return slli16(srli16(v, 6) & splat8<V>(3), 4);
+    using B = ByteOps<sizeof(V)>;
+    return B::slli16(B::srli16(v, 6) & B::splat8(3), 4);
 }
 
 // The decoders are always inlined: as templates, GCC 12 called them from AVX2's k_tile, an
@@ -198,12 +190,13 @@ template <class V>
 // bytes, one row per byte lane; sc[j] and m[j] get sub-block j's 6-bit scale and min.
 template <class V>
 [[gnu::always_inline]] inline void q4_K_scales_mins_rows(const V* b, V* sc, V* m) {
-    const V low6 = splat8<V>(0x3f), low4 = splat8<V>(0x0f);
+    using B = ByteOps<sizeof(V)>;
+    const V low6 = B::splat8(0x3f), low4 = B::splat8(0x0f);
     for (int j = 0; j < 4; j++) {
         sc[j] = b[j] & low6;
         m[j] = b[j + 4] & low6;
         sc[j + 4] = (b[j + 8] & low4) | top2_to_bit4(b[j]);
-        m[j + 4] = (srli16(b[j + 8], 4) & low4) | top2_to_bit4(b[j + 4]);
+        m[j + 4] = (B::srli16(b[j + 8], 4) & low4) | top2_to_bit4(b[j + 4]);
     }
 }
 
@@ -211,11 +204,12 @@ template <class V>
 // rows' scales_l and scales_h (block_iq4_xsx16); sc[j] gets sub-block j's signed scale.
 template <class V>
 [[gnu::always_inline]] inline void iq4_xs_scales_rows(const V* l, const V* h, V* sc) {
-    const V low4 = splat8<V>(0x0f), low2 = splat8<V>(0x03);
+    using B = ByteOps<sizeof(V)>;
+    const V low4 = B::splat8(0x0f), low2 = B::splat8(0x03);
     for (int j = 0; j < 8; j++) {
-        const V lo = srli16(l[j / 2], 4 * (j % 2)) & low4;
-        const V hi = srli16(h[j / 4], 2 * (j % 4)) & low2;
-        sc[j] = sub8(lo | slli16(hi, 4), splat8<V>(32));
+        const V lo = B::srli16(l[j / 2], 4 * (j % 2)) & low4;
+        const V hi = B::srli16(h[j / 4], 2 * (j % 4)) & low2;
+        sc[j] = B::sub8(lo | B::slli16(hi, 4), B::splat8(32));
     }
 }
 

@@ -286,8 +286,8 @@ void register_all() {
             if (!k || !k->packed_of(type).gemm) continue;
             for (int tokens : {kPackTokens, 1}) {
                 char name[96];
-                std::snprintf(name, sizeof name, "tile/%s/%lldx%lldx%d/%s-packed",
-                              type_name(type), static_cast<long long>(kTileShape.rows),
+                std::snprintf(name, sizeof name, "tile/%s/%lldx%lldx%d/%s-packed", type_name(type),
+                              static_cast<long long>(kTileShape.rows),
                               static_cast<long long>(kTileShape.cols), tokens, isa_name(isa));
                 benchmark::RegisterBenchmark(name, run_tile, isa, type, tokens)
                     ->ComputeStatistics("max", max_of)
