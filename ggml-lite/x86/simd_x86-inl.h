@@ -52,10 +52,15 @@ struct LoadF16<Avx2> {
 template <>
 struct LoadBF16<Avx2> {
     using Elem = uint16_t;
+    // The 8 values in both 128-bit lanes (a load µop), then each lane's 4 into the high halves
+    // of its floats by one in-lane vpshufb: vpmovzxwd crosses lanes, and on a Zen 3 issued once
+    // every 1.24 cycles against vpshufb's two a cycle, before a shift.
     static xsimd::batch<float, Avx2> load(const uint16_t* p) {
-        const __m256i h =
-            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+        const __m256i v =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        return _mm256_castsi256_ps(_mm256_shuffle_epi8(
+            v, _mm256_setr_epi8(-1, -1, 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7,  //
+                                -1, -1, 8, 9, -1, -1, 10, 11, -1, -1, 12, 13, -1, -1, 14, 15)));
     }
     static float scalar(const uint16_t* p) { return bf16_value(p); }
 };
