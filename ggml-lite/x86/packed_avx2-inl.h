@@ -136,17 +136,15 @@ constexpr int chains() {
 }
 #endif
 
-// A half's scales as row bytes: rows8 reads half h's 8 bytes of a scale row (one per row) into
-// bytes 0-7 and again 8-15 of both 128-bit lanes; two_rows puts two scale rows' in bytes 0-7
-// and 8-15. Each 128-bit lane then holds what its 4 int32 lanes need, so spreading a row's byte
+// A half's scales as row bytes: half_bytes reads half h's 8 bytes of a scale row (one per row)
+// into bytes 0-7 and again 8-15 of both 128-bit lanes; two_rows puts two scale rows' in bytes
+// 0-7 and 8-15. Each 128-bit lane then holds what its 4 int32 lanes need, so spreading a row's byte
 // to its lane (twice, pairs) is one in-lane vpshufb. Widening 8 bytes of one lane to the 16 of
 // a vector instead (vpmovzxbw, vpmovsxbw: across lanes) took 2.5 times as long on a Zen 3, and
 // was most of what the scales cost (kernels.md, "The k-quants' scales").
-inline __m256i rows8(const uint8_t* p) {
+inline __m256i half_bytes(const void* row, int h) {
+    const auto* p = static_cast<const uint8_t*>(row) + kHalfRows * h;
     return _mm256_broadcastq_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-}
-inline __m256i rows8(const void* row, int h) {
-    return rows8(static_cast<const uint8_t*>(row) + kHalfRows * h);
 }
 inline __m256i two_rows(__m256i a, __m256i b) {
     return _mm256_unpacklo_epi64(a, b);
@@ -166,7 +164,7 @@ __m256i widen_bytes(__m256i v, __m256i spread) {
     }
 }
 
-// Byte r + First of each lane (row r's byte of a rows8 or two_rows vector: First 0 or 8) in
+// Byte r + First of each lane (row r's byte of a half_bytes or two_rows vector: First 0 or 8) in
 // both int16 halves of int32 lane r: a vpmaddwd factor that scales both int16 sums of the lane.
 template <bool Signed, int First = 0>
 __m256i twice(__m256i v) {

@@ -402,7 +402,7 @@ struct KMin : UnsignedLevels {
         __m256i min_pairs[4];
         Scales(const Block& w, int h) {
             __m256i b[K_SCALE_SIZE];
-            for (int k = 0; k < K_SCALE_SIZE; k++) b[k] = rows8(w.scales[k], h);
+            for (int k = 0; k < K_SCALE_SIZE; k++) b[k] = half_bytes(w.scales[k], h);
             __m256i s[8], m[8];  // the 8 rows' scales and mins, one byte lane per row
             q4_K_scales_mins_rows(b, s, m);
             for (int j = 0; j < 8; j++) sc[j] = twice<false>(s[j]);
@@ -448,7 +448,7 @@ struct Scales16 {
     Scales16(const Block& w, int h) {
         __m256i b[16];
         for (int g = 0; g < 16; g++) {
-            b[g] = rows8(w.scales[g], h);
+            b[g] = half_bytes(w.scales[g], h);
             sc[g] = twice<true>(b[g]);
         }
         for (int i = 0; i < 8; i++) sc_pairs[i] = pairs<true>(two_rows(b[2 * i], b[2 * i + 1]));
@@ -520,8 +520,8 @@ struct IQ4XS {
         __m256i sc[8];
         Scales(const Block& w, int h) {
             __m256i l[4], hi[2], s[8];  // the 8 rows' bytes, one byte lane per row
-            for (int k = 0; k < 4; k++) l[k] = rows8(w.scales_l[k], h);
-            for (int k = 0; k < 2; k++) hi[k] = rows8(w.scales_h[k], h);
+            for (int k = 0; k < 4; k++) l[k] = half_bytes(w.scales_l[k], h);
+            for (int k = 0; k < 2; k++) hi[k] = half_bytes(w.scales_h[k], h);
             iq4_xs_scales_rows(l, hi, s);
             for (int j = 0; j < 8; j++) sc[j] = twice<true>(s[j]);
         }

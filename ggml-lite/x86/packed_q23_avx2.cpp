@@ -26,7 +26,7 @@ __m256i two_bit_word(const uint8_t (*qs)[kPackRows][4], int h, int u, int m) {
 
 // Half h's bytes of scale rows k and k2 (two_rows).
 __m256i scale_rows(const uint8_t (*scales)[kPackRows], int k, int k2, int h) {
-    return two_rows(rows8(scales[k], h), rows8(scales[k2], h));
+    return two_rows(half_bytes(scales[k], h), half_bytes(scales[k2], h));
 }
 
 // Q3_K: levels q - 4, signed 6-bit scales decoded in registers, two sub-blocks at a time.

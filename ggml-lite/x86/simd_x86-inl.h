@@ -161,9 +161,9 @@ inline __m256i q8_K_bsums_dot(__m256i c16, const block_q8_K& x) {
 }
 
 // The byte-wise steps of the scale decoders below, on 16 rows (__m128i, one per byte) or on
-// AVX2's half of 8 rows (__m256i, the rows' bytes repeated: packed_avx2-inl.h's rows8); & and
-// | serve both as they are.
-// (Chosen by width: __m128i as a template argument loses its attributes, which GCC warns of.)
+// AVX2's half of 8 rows (__m256i, the rows' bytes repeated: packed_avx2-inl.h's half_bytes); &
+// and | serve both as they are. Keyed by width: __m128i as a template argument loses its
+// attributes, which GCC warns of.
 template <size_t Bytes>
 struct ByteOps;
 template <>
@@ -181,6 +181,10 @@ struct ByteOps<32> {
     static __m256i splat8(char c) { return _mm256_set1_epi8(c); }
 };
 
+// The decoders and their helper are always inlined: as templates, GCC 12 called them from
+// AVX2's k_tile, an out-of-line call (and a vzeroupper) per half super-block, Q4_K decode 10%
+// slower.
+//
 // Byte-wise: bits 6-7 of each byte moved to bits 4-5 (a Q4_K scale's or min's top bits).
 template <class V>
 [[gnu::always_inline]] inline V top2_to_bit4(V v) {
@@ -188,9 +192,6 @@ template <class V>
     return B::slli16(B::srli16(v, 6) & B::splat8(3), 4);
 }
 
-// The decoders are always inlined: as templates, GCC 12 called them from AVX2's k_tile, an
-// out-of-line call (and a vzeroupper) per half super-block, Q4_K decode 10% slower.
-//
 // get_scale_min_k4 on many rows at once: b[k] holds byte k of each row's 12 packed scale
 // bytes, one row per byte lane; sc[j] and m[j] get sub-block j's 6-bit scale and min.
 template <class V>

@@ -145,18 +145,18 @@ void run_tile(benchmark::State& state, Isa isa, Type type, int tokens) {
     }
     const PackedKernels& pk = k->packed_of(type);
     const void* w = pool(type, kTileShape, false, true).matrix(0);
-    const std::vector<float> x = random_floats(kPackTokens * kTileShape.cols, 2);
+    const std::vector<float> x = random_floats(tokens * kTileShape.cols, 2);
     const size_t row = pk.quantize ? packed_activation_size(type, kTileShape.cols)
                                    : kTileShape.cols * sizeof(float);
-    std::vector<uint8_t> xa(row * kPackTokens);
-    for (int t = 0; t < kPackTokens; t++) {
+    std::vector<uint8_t> xa(row * tokens);
+    for (int t = 0; t < tokens; t++) {
         if (pk.quantize) {
             pk.quantize(x.data() + t * kTileShape.cols, xa.data() + t * row, kTileShape.cols);
         } else {
             std::memcpy(xa.data() + t * row, x.data() + t * kTileShape.cols, row);
         }
     }
-    std::vector<float> y(kPackTokens * kPackRows);
+    std::vector<float> y(tokens * kPackRows);
     for (auto _ : state) {
         pk.gemm(kTileShape.cols, w, xa.data(), row, y.data(), kPackRows, kPackRows, tokens);
         benchmark::DoNotOptimize(y.data());
