@@ -483,15 +483,14 @@ float packed_block(const block_iq4_xsx16& w, int r, const block_q8_K& x, float s
     return std::fma(static_cast<float>(isum), fp16_to_fp32(w.d[r]) * x.d, sum);
 }
 
-// Q3_K and Q2_K: value e = 128h + 32k + l (k < 4, l < 32) has its low 2 bits in qs byte
-// 32h + l, bits 2k and 2k + 1.
+// Q2_K: value e = 128h + 32k + l (k < 4, l < 32) is bits 2k and 2k + 1 of qs byte 32h + l.
 int packed_two_bit(const uint8_t (*qs)[kPackRows][4], int r, int e) {
     const int h = e / 128, k = e % 128 / 32, b = 32 * h + e % 32;
     return (qs[b / 4][r][b % 4] >> (2 * k)) & 3;
 }
 
-// Q3_K: value e's third bit is bit e / 32 of hmask byte e % 32; levels q - 4, so each
-// sub-block's dot starts at -4 times its activations' sum. One float step, as Q6_K's.
+// Q3_K: levels q - 4 stored as q (packed.h: block_q3_Kx16), so each sub-block's dot starts at -4
+// times its activations' sum. One float step, as Q6_K's.
 float packed_block(const block_q3_Kx16& w, int r, const block_q8_K& x, float sum) {
     block_q3_K b{};  // row r's scale bytes, for q3_K_scale
     for (int k = 0; k < 12; k++) b.scales[k] = w.scales[k][r];
@@ -499,10 +498,10 @@ float packed_block(const block_q3_Kx16& w, int r, const block_q8_K& x, float sum
     for (int g = 0; g < QK_K / 16; g++) {
         int32_t dot = -4 * x.bsums[g];
         for (int i = 0; i < 16; i++) {
-            const int e = 16 * g + i, l = e % 32;
-            const int q =
-                packed_two_bit(w.qs, r, e) | (((w.hmask[l / 4][r][l % 4] >> (e / 32)) & 1) << 2);
-            dot += q * x.qs[e];
+            const int e = 16 * g + i, u = e / 32;
+            const uint8_t planes[3] = {w.q[u][0][r][e % 4], w.q[u][1][r][e % 4],
+                                       w.q[u][2][r][e % 4]};
+            dot += q3_K_packed_level(planes, e % 32 / 4) * x.qs[e];
         }
         isum += q3_K_scale(b, g) * dot;
     }

@@ -97,8 +97,21 @@ void put_row(block_iq4_xsx16& p, int r, const block_iq4_xs& b) {
 void put_row(block_q3_Kx16& p, int r, const block_q3_K& b) {
     p.d[r] = b.d;
     for (int k = 0; k < 12; k++) p.scales[k][r] = b.scales[k];
-    put_words(p.hmask, b.hmask, 8, r);
-    put_words(p.qs, b.qs, 16, r);
+    // Value e = 128h + 32k + l (k < 4, l < 32): bits 2k, 2k + 1 of qs byte 32h + l, and bit e / 32
+    // of hmask byte l as 4.
+    const auto level = [&](int e) {
+        const int h = e / 128, k = e % 128 / 32, l = e % 32;
+        return static_cast<uint8_t>((b.qs[32 * h + l] >> (2 * k) & 3) | (b.hmask[l] >> (e / 32) & 1)
+                                                                            << 2);
+    };
+    for (int u = 0; u < QK_K / 32; u++) {
+        for (int i = 0; i < 4; i++) {
+            uint8_t v[8], planes[3];
+            for (int m = 0; m < 8; m++) v[m] = level(32 * u + 4 * m + i);
+            q3_K_pack_levels(v, planes);
+            for (int j = 0; j < 3; j++) p.q[u][j][r][i] = planes[j];
+        }
+    }
 }
 void put_row(block_q2_Kx16& p, int r, const block_q2_K& b) {
     p.d[r] = b.d;

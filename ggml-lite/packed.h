@@ -125,14 +125,37 @@ struct block_iq4_xsx16 {
 static_assert(sizeof(block_iq4_xsx16) == 16 * 136);
 
 // One super-block column of 16 Q3_K rows: scales[k][r] = byte k of row r's 12 packed scale bytes
-// (quant.h: q3_K_scale decodes them), hmask[w][r] and qs[w][r] = bytes 4w..4w+3 of row r's hmask
-// and qs (quant.h: block_q3_K).
+// (quant.h: q3_K_scale decodes them); q[u][j][r] = row r's plane j of unit u (values 32u..32u +
+// 31), where each value's level q + 4 (0..7: the 2 bits of qs and the hmask bit of quant.h's
+// block_q3_K) is stored whole. Byte i of the three planes holds the levels v_m of values 32u + 4m
+// + i, m < 8 (q3_K_pack_levels): plane 0 = v0 | v1 << 3 | (v2 & 3) << 6, plane 1 = v3 | v4 << 3 |
+// (v5 & 3) << 6, plane 2 = v6 | v7 << 3 | (v2 >> 2) << 6 | (v5 >> 2) << 7. So word m of a unit (4
+// bytes of each row) is one mask, or a shift and a mask, for six of the eight and two shifts,
+// two masks and an OR for the other two, where the file's 2-bit fields and separate hmask bit took
+// up to five steps each (kernels.md, "Q3_K's levels").
 struct block_q3_Kx16 {
     fp16_t d[kPackRows];
     uint8_t scales[12][kPackRows];
-    uint8_t hmask[8][kPackRows][4];
-    uint8_t qs[16][kPackRows][4];
+    uint8_t q[8][3][kPackRows][4];  // 8 units of 32 values
 };
+
+// Q3_K's packed levels (block_q3_Kx16): v[0..7] into byte i of a unit's planes p[0..2], and level
+// m back out of them.
+inline void q3_K_pack_levels(const uint8_t* v, uint8_t* p) {
+    p[0] = static_cast<uint8_t>(v[0] | v[1] << 3 | (v[2] & 3) << 6);
+    p[1] = static_cast<uint8_t>(v[3] | v[4] << 3 | (v[5] & 3) << 6);
+    p[2] = static_cast<uint8_t>(v[6] | v[7] << 3 | (v[2] >> 2) << 6 | (v[5] >> 2) << 7);
+}
+inline int q3_K_packed_level(const uint8_t* p, int m) {
+    switch (m) {
+        case 2:
+            return (p[0] >> 6) | ((p[2] >> 4) & 4);
+        case 5:
+            return (p[1] >> 6) | ((p[2] >> 5) & 4);
+        default:
+            return (p[m / 3] >> (3 * (m % 3))) & 7;
+    }
+}
 static_assert(sizeof(block_q3_Kx16) == 16 * 110);
 
 // One super-block column of 16 Q2_K rows: scales[g][r] = row r's byte of values 16g..16g+15

@@ -1,10 +1,10 @@
 // NEON packed-weight kernels of Q3_K and Q2_K (packed.h: block_q3_Kx16, block_q2_Kx16) against
 // Q8_K activations, slice by slice as packed_neon-inl.h's kinds (its packed_gemm runs them).
 //
-// Value 128h + 32k + 4u + i (u < 8, i < 4) has its low 2 bits in qs word 8h + u (bits 2k,
-// 2k + 1) and, for Q3_K, its third in hmask word u (bit 4h + k). Words u < 4 belong to sub-block
-// 8h + 2k, the others to the next; each sub-block's dot of the unsigned levels (signed bytes)
-// times its scale is exact int32.
+// Value 128h + 32k + 4u + i (u < 8, i < 4) is, for Q2_K, bits 2k and 2k + 1 of qs word 8h + u; for
+// Q3_K, level u of unit 4h + k's three planes (packed.h: q3_K_packed_level). Words u < 4 belong to
+// sub-block 8h + 2k, the others to the next; each sub-block's dot of the unsigned levels (signed
+// bytes) times its scale is exact int32.
 //
 // Include only through kernels_neon-inl.h, after packed_neon-inl.h: everything here has internal
 // linkage, for the reasons given there.
@@ -48,7 +48,7 @@ struct PackedQ3K {
     static constexpr int kTokens = 2;
     template <int NT>
     static void slice(const Block& w, int g, const block_q8_K* const* x, float32x4_t* acc) {
-        const uint8x16_t pick = slice_bytes(g), low2 = vdupq_n_u8(3), four = vdupq_n_u8(4);
+        const uint8x16_t pick = slice_bytes(g);
         uint32x4_t b[12];
         for (int k = 0; k < 12; k++) b[k] = slice_u32(w.scales[k], pick);
         int32x4_t sc[16];
@@ -60,25 +60,26 @@ struct PackedQ3K {
             sc[j] = vsubq_s32(vreinterpretq_s32_u32(vorrq_u32(nib, vshlq_n_u32(top, 4))),
                               vdupq_n_s32(32));
         }
-        uint8x16_t hm[8];
-        for (int u = 0; u < 8; u++) hm[u] = vld1q_u8(w.hmask[u][4 * g]);
         const auto init = [&](int t, int sub) { return vdupq_n_s32(-4 * x[t]->bsums[sub]); };
         int32x4_t isum[NT];
         for (int t = 0; t < NT; t++) isum[t] = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            uint8x16_t q[8];
-            for (int u = 0; u < 8; u++) q[u] = vld1q_u8(w.qs[8 * h + u][4 * g]);
-            for (int k = 0; k < 4; k++) {
-                const int8x16_t shift = vdupq_n_s8(static_cast<int8_t>(-2 * k));
-                // The third bit, bit 4h + k, moved to bit 2.
-                const int8x16_t to2 = vdupq_n_s8(static_cast<int8_t>(2 - 4 * h - k));
-                int8x16_t op[8];
-                for (int u = 0; u < 8; u++) {
-                    const uint8x16_t lo = vandq_u8(vshlq_u8(q[u], shift), low2);
-                    op[u] = vreinterpretq_s8_u8(vorrq_u8(lo, vandq_u8(vshlq_u8(hm[u], to2), four)));
-                }
-                add_unit<NT>(op, 8 * h + 2 * k, sc, x, init, isum);
-            }
+        for (int unit = 0; unit < QK_K / 32; unit++) {
+            uint8x16_t p[3];
+            for (int j = 0; j < 3; j++) p[j] = vld1q_u8(w.q[unit][j][4 * g]);
+            // Byte shifts need no masks where the field is a byte's top bits.
+            const uint8x16_t seven = vdupq_n_u8(7), four = vdupq_n_u8(4);
+            const auto s8 = [](uint8x16_t v) { return vreinterpretq_s8_u8(v); };
+            const int8x16_t op[8] = {
+                s8(vandq_u8(p[0], seven)),
+                s8(vandq_u8(vshrq_n_u8(p[0], 3), seven)),
+                s8(vorrq_u8(vshrq_n_u8(p[0], 6), vandq_u8(vshrq_n_u8(p[2], 4), four))),
+                s8(vandq_u8(p[1], seven)),
+                s8(vandq_u8(vshrq_n_u8(p[1], 3), seven)),
+                s8(vorrq_u8(vshrq_n_u8(p[1], 6), vandq_u8(vshrq_n_u8(p[2], 5), four))),
+                s8(vandq_u8(p[2], seven)),
+                s8(vandq_u8(vshrq_n_u8(p[2], 3), seven)),
+            };
+            add_unit<NT>(op, 2 * unit, sc, x, init, isum);
         }
         const float32x4_t wd = load_halves(w.d + 4 * g);
         for (int t = 0; t < NT; t++)

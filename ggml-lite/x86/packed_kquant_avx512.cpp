@@ -204,29 +204,18 @@ struct IQ4XS {
     }
 };
 
-// Q3_K and Q2_K: chunk c holds sub-blocks 4c..4c+3, values 64c.. = 128h + 32k + l with h = c / 2,
-// k = 2(c % 2) + k' (k' < 2): sub-block 4c + 2k' + a (a < 2) is words 4a..4a+3 of qs bytes 32h..,
-// bits 2k and 2k + 1. Q3_K adds its hmask bit (bit 4h + k of hmask words 4a..) as 4.
-template <bool HighBit>
-void two_bit_chunk(const uint8_t (*qs)[kPackRows][4], const uint8_t (*hmask)[kPackRows][4], int c,
-                   __m512i* op) {
+// Q3_K and Q2_K: chunk c holds sub-blocks 4c..4c+3, values 64c.., units 2c and 2c + 1 (32 values
+// each: unit u is 128h + 32k + l with h = u / 4, k = u % 4); op[8k' + m] is word m of unit 2c + k'
+// (sub-block 4c + 2k' + m / 4). Q2_K's unit u is bits 2k and 2k + 1 of qs words 8h..8h+7.
+void two_bit_chunk(const uint8_t (*qs)[kPackRows][4], int c, __m512i* op) {
     const int h = c / 2;
-    const __m512i low2 = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+    const __m512i low2 = _mm512_set1_epi8(3);
 #pragma GCC unroll 8
-    for (int w = 0; w < 8; w++) {  // w = 4a + m
-        const __m512i q = _mm512_loadu_si512(qs[8 * h + w]);
+    for (int m = 0; m < 8; m++) {
+        const __m512i q = _mm512_loadu_si512(qs[8 * h + m]);
         for (int k1 = 0; k1 < 2; k1++) {
             const int k = 2 * (c % 2) + k1;
-            const __m512i v = _mm512_and_si512(_mm512_srli_epi16(q, 2 * k), low2);
-            __m512i& out = op[8 * k1 + w];  // sub-block 2k' + a, word m
-            if constexpr (HighBit) {
-                const __mmask64 set =
-                    _mm512_test_epi8_mask(_mm512_loadu_si512(hmask[w]),
-                                          _mm512_set1_epi8(static_cast<char>(1 << (4 * h + k))));
-                out = _mm512_mask_add_epi8(v, set, v, four);
-            } else {
-                out = v;
-            }
+            op[8 * k1 + m] = _mm512_and_si512(_mm512_srli_epi16(q, 2 * k), low2);
         }
     }
 }
@@ -260,16 +249,27 @@ struct Q3K {
         }
     }
     static void chunk(const Block& w, int c, __m512i* op) {
-        two_bit_chunk<true>(w.qs, w.hmask, c, op);
+        for (int k1 = 0; k1 < 2; k1++) {
+            const auto& planes = w.q[2 * c + k1];
+#pragma GCC unroll 8
+            for (int m = 0; m < 8; m++) {
+                op[8 * k1 + m] =
+                    q3_K_word<__m512i>([&](int j) { return _mm512_loadu_si512(planes[j]); }, m);
+            }
+        }
     }
-    static int sub(int c, int k) { return 4 * c + k; }
+    static int sub(int c, int k) {
+        return 4 * c + k;
+    }
     static __m512i sub_init(const block_q8_K& x, int sub) {
         return _mm512_set1_epi32(-4 * x.bsums[sub]);
     }
     static __m512i sub_scale(const Block&, const Scales& s, int sub) {
         return _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(s.sc[sub])));
     }
-    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) { return acc; }
+    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) {
+        return acc;
+    }
 };
 
 // Q2_K: levels q (q < 4), the 4-bit scale the low nibble of the row's byte, the min the high one.
@@ -295,9 +295,7 @@ struct Q2K {
             s.min_pairs[i] = _mm512_permutexvar_epi16(pair_rows, _mm512_srli_epi16(b, 4));
         }
     }
-    static void chunk(const Block& w, int c, __m512i* op) {
-        two_bit_chunk<false>(w.qs, nullptr, c, op);
-    }
+    static void chunk(const Block& w, int c, __m512i* op) { two_bit_chunk(w.qs, c, op); }
     static int sub(int c, int k) { return 4 * c + k; }
     static __m512i sub_init(const block_q8_K&, int) { return _mm512_setzero_si512(); }
     static __m512i sub_scale(const Block& w, const Scales&, int sub) {

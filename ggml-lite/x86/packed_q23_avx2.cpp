@@ -1,8 +1,8 @@
 // AVX2 kernels for packed Q3_K and Q2_K weights (packed.h: block_q3_Kx16, block_q2_Kx16) against
 // Q8_K activations, on packed_avx2-inl.h's k-quant tile.
 //
-// Unit u (32 values, 128H + 32k + l with H = u / 4, k = u % 4) is bits 2k and 2k + 1 of qs words
-// 8H..8H+7; Q3_K adds its hmask bit (bit u of hmask word m) as 4. A scale covers 16 values, 4
+// Unit u (32 values, 128H + 32k + l with H = u / 4, k = u % 4) is, for Q2_K, bits 2k and 2k + 1
+// of qs words 8H..8H+7; for Q3_K, its three planes (q3_K_word). A scale covers 16 values, 4
 // words: pair sums are at most 2 * 7 * 128, so the 4 words of a sub-block add up in int16 exactly.
 //
 // Compiled twice, as packed_avx2.cpp is (packed_avx2.h): only the two entry points have external
@@ -59,12 +59,12 @@ struct Q3K : OffsetLevels16<2> {
         }
     };
     static __m256i word(const Block& w, int h, int u, int m) {
-        // Bit u of each hmask byte moved to bit 2 (16-bit shifts keep it in its byte).
-        const __m256i hm =
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.hmask[m][kHalfRows * h]));
-        const __m256i at2 = u >= 2 ? _mm256_srli_epi16(hm, u - 2) : _mm256_slli_epi16(hm, 2 - u);
-        return _mm256_or_si256(two_bit_word(w.qs, h, u, m),
-                               _mm256_and_si256(at2, _mm256_set1_epi8(4)));
+        return q3_K_word<__m256i>(
+            [&](int j) {
+                return _mm256_loadu_si256(
+                    reinterpret_cast<const __m256i*>(w.q[u][j][kHalfRows * h]));
+            },
+            m);
     }
 };
 

@@ -180,6 +180,15 @@ struct ByteOps<32> {
     static __m256i sub8(__m256i a, __m256i b) { return _mm256_sub_epi8(a, b); }
     static __m256i splat8(char c) { return _mm256_set1_epi8(c); }
 };
+#if defined(__AVX512F__)
+template <>
+struct ByteOps<64> {
+    static __m512i srli16(__m512i v, int n) { return _mm512_srli_epi16(v, n); }
+    static __m512i slli16(__m512i v, int n) { return _mm512_slli_epi16(v, n); }
+    static __m512i sub8(__m512i a, __m512i b) { return _mm512_sub_epi8(a, b); }
+    static __m512i splat8(char c) { return _mm512_set1_epi8(c); }
+};
+#endif
 
 // The decoders and their helper are always inlined: as templates, GCC 12 called them from
 // AVX2's k_tile, an out-of-line call (and a vzeroupper) per half super-block, Q4_K decode 10%
@@ -216,6 +225,26 @@ template <class V>
         const V lo = B::srli16(l[j / 2], 4 * (j % 2)) & low4;
         const V hi = B::srli16(h[j / 4], 2 * (j % 4)) & low2;
         sc[j] = B::sub8(lo | B::slli16(hi, 4), B::splat8(32));
+    }
+}
+
+// Q3_K's packed levels (packed.h: block_q3_Kx16, q3_K_packed_level) on many rows at once: word m
+// of a unit from its planes, plane(j) loading plane j, as bytes 0..7.
+template <class V, class Plane>
+[[gnu::always_inline]] inline V q3_K_word(Plane plane, int m) {
+    using B = ByteOps<sizeof(V)>;
+    const V seven = B::splat8(7), three = B::splat8(3), four = B::splat8(4);
+    switch (m) {
+        case 2:
+            return (B::srli16(plane(0), 6) & three) | (B::srli16(plane(2), 4) & four);
+        case 5:
+            return (B::srli16(plane(1), 6) & three) | (B::srli16(plane(2), 5) & four);
+        case 0:
+        case 3:
+        case 6:
+            return plane(m / 3) & seven;
+        default:
+            return B::srli16(plane(m / 3), 3) & seven;
     }
 }
 

@@ -243,13 +243,22 @@ TEST(Packed, KQuantLayoutHoldsTheOriginalBytes) {
             for (int k = 0; k < QK_K / 64; k++) EXPECT_EQ(got.scales_l[k][i], orig.scales_l[k]);
             for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
         });
-    check_k_layout<block_q3_K, block_q3_Kx16>(
-        Type::Q3_K, [](const block_q3_Kx16& got, int i, const block_q3_K& orig) {
-            EXPECT_EQ(got.d[i], orig.d);
-            for (int k = 0; k < 12; k++) EXPECT_EQ(got.scales[k][i], orig.scales[k]);
-            for (int k = 0; k < QK_K / 8; k++) ASSERT_EQ(word_byte(got.hmask, k, i), orig.hmask[k]);
-            for (int k = 0; k < QK_K / 4; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
-        });
+    check_k_layout<block_q3_K, block_q3_Kx16>(Type::Q3_K, [](const block_q3_Kx16& got, int i,
+                                                             const block_q3_K& orig) {
+        EXPECT_EQ(got.d[i], orig.d);
+        for (int k = 0; k < 12; k++) EXPECT_EQ(got.scales[k][i], orig.scales[k]);
+        // Value e = 32u + 4m + j's level, its qs bits and hmask bit (quant.h), is whole in
+        // byte j of unit u's planes (packed.h).
+        for (int e = 0; e < QK_K; e++) {
+            const int u = e / 32, m = e % 32 / 4, j = e % 4;
+            const int level = (orig.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3) |
+                              (orig.hmask[e % 32] >> (e / 32) & 1) << 2;
+            const uint8_t p0 = got.q[u][0][i][j], p1 = got.q[u][1][i][j], p2 = got.q[u][2][i][j];
+            const int low = m < 3 ? p0 >> 3 * m : m < 6 ? p1 >> 3 * (m - 3) : p2 >> 3 * (m - 6);
+            const int high = m == 2 ? p2 >> 6 & 1 : m == 5 ? p2 >> 7 : low >> 2 & 1;
+            ASSERT_EQ((low & 3) | high << 2, level) << "value " << e;
+        }
+    });
     check_k_layout<block_q2_K, block_q2_Kx16>(
         Type::Q2_K, [](const block_q2_Kx16& got, int i, const block_q2_K& orig) {
             EXPECT_EQ(got.d[i], orig.d);
