@@ -449,18 +449,15 @@ float packed_block(const block_q5_Kx16& w, int r, const block_q8_K& x, float sum
     return packed_min_block(w, r, x, sum);
 }
 
-// Value 128h + 32k + l (k < 4, l < 32): its low 4 bits in ql byte 64h + 32(k % 2) + l (the
-// high nibble for k >= 2), its top 2 bits in qh byte 32h + l, bits 2k and 2k + 1.
+// Q6_K: levels q - 32 stored as q (packed.h: block_q6_Kx16); one float step.
 float packed_block(const block_q6_Kx16& w, int r, const block_q8_K& x, float sum) {
     int32_t isum = 0;
     for (int g = 0; g < QK_K / 16; g++) {
-        int32_t dot = -32 * x.bsums[g];  // the levels are q - 32
+        int32_t dot = -32 * x.bsums[g];
         for (int i = 0; i < 16; i++) {
-            const int e = 16 * g + i, h = e / 128, k = e % 128 / 32, l = e % 32;
-            const int lo = 64 * h + 32 * (k % 2) + l, hi = 32 * h + l;
-            const int q = ((w.ql[lo / 4][r][lo % 4] >> (4 * (k / 2))) & 0x0f) |
-                          (((w.qh[hi / 4][r][hi % 4] >> (2 * k)) & 3) << 4);
-            dot += q * x.qs[e];
+            const uint8_t planes[3] = {w.q[g][0][r][i % 4], w.q[g][1][r][i % 4],
+                                       w.q[g][2][r][i % 4]};
+            dot += q6_K_packed_level(planes, i / 4) * x.qs[16 * g + i];
         }
         isum += w.scales[g][r] * dot;
     }

@@ -83,9 +83,22 @@ void put_row(block_q5_Kx16& p, int r, const block_q5_K& b) {
 }
 void put_row(block_q6_Kx16& p, int r, const block_q6_K& b) {
     p.d[r] = b.d;
-    for (int g = 0; g < QK_K / 16; g++) p.scales[g][r] = b.scales[g];
-    put_words(p.ql, b.ql, 32, r);
-    put_words(p.qh, b.qh, 16, r);
+    // Value e = 128h + 32k + l (k < 4, l < 32): ql byte 64h + 32(k % 2) + l (the high nibble for
+    // k >= 2) and bits 2k, 2k + 1 of qh byte 32h + l as bits 4-5.
+    const auto level = [&](int e) {
+        const int h = e / 128, k = e % 128 / 32, l = e % 32;
+        return static_cast<uint8_t>((b.ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2)) & 0x0f) |
+                                    (b.qh[32 * h + l] >> (2 * k) & 3) << 4);
+    };
+    for (int g = 0; g < QK_K / 16; g++) {
+        p.scales[g][r] = b.scales[g];
+        for (int i = 0; i < 4; i++) {
+            uint8_t v[4], planes[3];
+            for (int m = 0; m < 4; m++) v[m] = level(16 * g + 4 * m + i);
+            q6_K_pack_levels(v, planes);
+            for (int j = 0; j < 3; j++) p.q[g][j][r][i] = planes[j];
+        }
+    }
 }
 void put_row(block_iq4_xsx16& p, int r, const block_iq4_xs& b) {
     p.d[r] = b.d;

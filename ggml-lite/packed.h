@@ -102,15 +102,28 @@ struct block_q5_Kx16 {
 };
 static_assert(sizeof(block_q5_Kx16) == 16 * 176);
 
-// One super-block column of 16 Q6_K rows: scales[g][r] = row r's scale of values 16g..16g+15,
-// ql[w][r] and qh[w][r] = bytes 4w..4w+3 of row r's ql and qh (quant.h: block_q6_K).
+// One super-block column of 16 Q6_K rows: scales[g][r] = row r's scale of values 16g..16g+15;
+// q[g][j][r] = row r's plane j of sub-block g, where each value's level q + 32 (0..63: the ql
+// nibble and 2 qh bits of quant.h's block_q6_K) is stored whole. Byte i of the three planes holds
+// the levels v_m of values 16g + 4m + i, m < 4 (q6_K_pack_levels): plane j = v_j | (bits 2j and
+// 2j + 1 of v_3) << 6. Words 0-2 are then one mask each, word 3 three shifts, three masks and two
+// ORs, where the file's nibbles and separate 2-bit fields took up to five steps a word.
 struct block_q6_Kx16 {
     fp16_t d[kPackRows];
     int8_t scales[16][kPackRows];
-    uint8_t ql[32][kPackRows][4];
-    uint8_t qh[16][kPackRows][4];
+    uint8_t q[16][3][kPackRows][4];
 };
 static_assert(sizeof(block_q6_Kx16) == 16 * 210);
+
+// Q6_K's packed levels (block_q6_Kx16): v[0..3] into byte i of a sub-block's planes p[0..2], and
+// level m back out of them.
+inline void q6_K_pack_levels(const uint8_t* v, uint8_t* p) {
+    for (int j = 0; j < 3; j++) p[j] = static_cast<uint8_t>(v[j] | (v[3] >> (2 * j) & 3) << 6);
+}
+inline int q6_K_packed_level(const uint8_t* p, int m) {
+    if (m < 3) return p[m] & 63;
+    return p[0] >> 6 | (p[1] >> 6) << 2 | (p[2] >> 6) << 4;
+}
 
 // One super-block column of 16 IQ4_XS rows: scales_h[k][r] = byte k of row r's scales_h (the
 // top 2 bits of scales 4k..4k+3), scales_l[k][r] = row r's scales_l[k], qs[w][r] = bytes

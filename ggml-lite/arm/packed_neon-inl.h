@@ -256,10 +256,8 @@ struct PackedKMin {
 using PackedQ4K = PackedKMin<block_q4_Kx16, false>;
 using PackedQ5K = PackedKMin<block_q5_Kx16, true>;
 
-// Q6_K: value 128h + 32k + 4u + i (u < 8, i < 4) has its low 4 bits in ql word
-// 16h + 8(k % 2) + u (nibble k / 2) and its top 2 in qh word 8h + u (bits 2k, 2k + 1). Words
-// u < 4 belong to sub-block 8h + 2k, the others to the next; each sub-block's dot of the
-// levels q (0..63, signed bytes), minus 32 times its bsum, times its scale is exact int32.
+// Q6_K: sub-block g's words are its planes' levels q (packed.h: q6_K_packed_level), 0..63 as
+// signed bytes; each sub-block's dot, minus 32 times its bsum, times its scale is exact int32.
 struct PackedQ6K {
     using Block = block_q6_Kx16;
     using ActBlock = block_q8_K;
@@ -271,33 +269,32 @@ struct PackedQ6K {
             vqtbl1q_u8(vld1q_u8(reinterpret_cast<const uint8_t*>(w.scales[sub])), pick);
         return vshrq_n_s32(vshlq_n_s32(vreinterpretq_s32_u8(b), 24), 24);
     }
+    // Sub-block g's 4 words of the slice: planes 0-2 masked, and word 3 gathered from their top
+    // bits by shift-left-and-insert.
+    static void words(const Block& w, int g, int sub, int8x16_t* op) {
+        uint8x16_t p[3];
+        for (int j = 0; j < 3; j++) p[j] = vld1q_u8(w.q[sub][j][4 * g]);
+        for (int j = 0; j < 3; j++) op[j] = vreinterpretq_s8_u8(vandq_u8(p[j], vdupq_n_u8(63)));
+        const uint8x16_t top12 = vsliq_n_u8(vshrq_n_u8(p[1], 6), vshrq_n_u8(p[2], 6), 2);
+        op[3] = vreinterpretq_s8_u8(vsliq_n_u8(vshrq_n_u8(p[0], 6), top12, 2));
+    }
     template <int NT>
     static void slice(const Block& w, int g, const block_q8_K* const* x, float32x4_t* acc) {
-        const uint8x16_t pick = slice_bytes(g), low4 = vdupq_n_u8(0x0f), low2 = vdupq_n_u8(0x03);
+        const uint8x16_t pick = slice_bytes(g);
         int32x4_t isum[NT];
         for (int t = 0; t < NT; t++) isum[t] = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++) {
-            uint8x16_t qh[8];
-            for (int u = 0; u < 8; u++) qh[u] = vld1q_u8(w.qh[8 * h + u][4 * g]);
-            for (int k = 0; k < 4; k++) {
-                const int8x16_t shift = vdupq_n_s8(static_cast<int8_t>(-2 * k));
-                int8x16_t op[8];
-                for (int u = 0; u < 8; u++) {
-                    const uint8x16_t l = vld1q_u8(w.ql[16 * h + 8 * (k % 2) + u][4 * g]);
-                    const uint8x16_t lo4 = k < 2 ? vandq_u8(l, low4) : vshrq_n_u8(l, 4);
-                    const uint8x16_t hi2 = vandq_u8(vshlq_u8(qh[u], shift), low2);
-                    op[u] = vreinterpretq_s8_u8(vorrq_u8(lo4, vshlq_n_u8(hi2, 4)));
-                }
-                const int sub = 8 * h + 2 * k;
-                const int32x4_t sc0 = scale(w, sub, pick), sc1 = scale(w, sub + 1, pick);
-                for (int t = 0; t < NT; t++) {
-                    const int8_t* xq = x[t]->qs + 16 * sub;
-                    const int32x4_t d0 =
-                        vsubq_s32(word_dot(op, vld1q_s8(xq)), vdupq_n_s32(32 * x[t]->bsums[sub]));
-                    const int32x4_t d1 = vsubq_s32(word_dot(op + 4, vld1q_s8(xq + 16)),
-                                                   vdupq_n_s32(32 * x[t]->bsums[sub + 1]));
-                    isum[t] = vmlaq_s32(vmlaq_s32(isum[t], d0, sc0), d1, sc1);
-                }
+        for (int sub = 0; sub < QK_K / 16; sub += 2) {
+            int8x16_t op[8];
+            words(w, g, sub, op);
+            words(w, g, sub + 1, op + 4);
+            const int32x4_t sc0 = scale(w, sub, pick), sc1 = scale(w, sub + 1, pick);
+            for (int t = 0; t < NT; t++) {
+                const int8_t* xq = x[t]->qs + 16 * sub;
+                const int32x4_t d0 =
+                    vsubq_s32(word_dot(op, vld1q_s8(xq)), vdupq_n_s32(32 * x[t]->bsums[sub]));
+                const int32x4_t d1 = vsubq_s32(word_dot(op + 4, vld1q_s8(xq + 16)),
+                                               vdupq_n_s32(32 * x[t]->bsums[sub + 1]));
+                isum[t] = vmlaq_s32(vmlaq_s32(isum[t], d0, sc0), d1, sc1);
             }
         }
         const float32x4_t wd = load_halves(w.d + 4 * g);

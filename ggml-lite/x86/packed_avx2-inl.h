@@ -81,12 +81,11 @@ T* opaque(T* p) {
 // ---- The k-quants ------------------------------------------------------------------------------
 //
 // A super-block column against Q8_K activations, half by half, in 8 units of 32 values: unit u
-// is 8 words (word m pairs with activation bytes 32u + 4m.., or where the K's act_byte puts
-// them), unpacked once for all tokens into K::kOps operands, K::factors giving word m's two
-// byte operands. A unit's dots add up in groups (sum_words: as many words as stay exact in
-// int16, or with vpdpbusd as many as share a scale), and one step per group against the rows'
-// scale (in both int16 halves of each lane) gives scale * dot in int32. So a super-block's
-// integer sums are exact before its float steps, as the reference's.
+// is 8 words (word m pairs with activation bytes 32u + 4m..), unpacked once for all tokens into
+// K::kOps operands, K::factors giving word m's two byte operands. A unit's dots add up in groups
+// (sum_words: as many words as stay exact in int16, or with vpdpbusd as many as share a scale), and
+// one step per group against the rows' scale (in both int16 halves of each lane) gives scale * dot
+// in int32. So a super-block's integer sums are exact before its float steps, as the reference's.
 
 constexpr int kUnits = QK_K / 32;
 
@@ -221,8 +220,7 @@ struct UnsignedLevels {
 // sc_pairs[8], the pairs (sc_2i, sc_2i+1)) and levels q - 2^Shift (Q6_K: 32, Q3_K: 4).
 template <int Shift>
 struct OffsetLevels16 : UnsignedLevels {
-    // Words m < 4 are sub-block 2u, the others 2u + 1 (Q6_K, which regroups its units, has its
-    // own).
+    // Words m < 4 are sub-block 2u, the others 2u + 1.
     template <class Scales>
     static __m256i scale(const Scales& s, int u, int m) {
         return s.sc[2 * u + m / 4];
@@ -236,17 +234,6 @@ struct OffsetLevels16 : UnsignedLevels {
         return acc;
     }
 };
-
-// Where operand m of unit u meets the activations: bytes 32u + 4m.. of the super-block, unless
-// K regroups its units (act_byte).
-template <class K>
-constexpr int act_byte(int u, int m) {
-    if constexpr (requires { K::act_byte(0, 0); }) {
-        return K::act_byte(u, m);
-    } else {
-        return 32 * u + 4 * m;
-    }
-}
 
 // Eight rows' d as floats: fp16 in the files' types, float in the grid types' decoded levels.
 inline __m256 half_d(const fp16_t* d) {
@@ -281,7 +268,7 @@ void unit_operands(const typename K::Block& w, int h, int u, __m256i* op) {
 // units) and finish(w, h, s, x, acc) (the float steps after the scales'). A K with kMagnitudes
 // (signed levels) gets factors(op, m, xw, mw) with mw the activation word's magnitudes, which
 // k_tile makes once per super-block for all tokens and both halves (one token's in registers,
-// word by word). A K whose units are not 32 consecutive values gives act_byte(u, m).
+// word by word).
 //
 // One token (decode) takes a K's words one at a time, each made right where its dot takes it,
 // so that only one lives: made a unit at a time, Q3_K's, Q5_K's and Q6_K's 8 operands and the
@@ -321,7 +308,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
             for (int t = 0; t < NT; t++) isum[t] = K::init(s, act(t, b));
 #pragma GCC unroll 8
             // Unrolled, so that a unit's activation bytes and scales are fixed offsets: rolled,
-            // the index arithmetic of act_byte and scale cost as much as the vector work
+            // the index arithmetic of the activations and scales cost as much as the vector work
             // (bench-kernels incache, one token: Q6_K 25%, Q4_K and Q2_K 11% faster unrolled).
             for (int u = 0; u < kUnits; u++) {
                 if (h == 0) {
@@ -343,7 +330,7 @@ void k_tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_s
                         __m256i p[kChains] = {};
 #pragma GCC unroll 8
                         for (int m = m0; m < m0 + kWords; m++) {
-                            const int at = act_byte<K>(u, m);
+                            const int at = 32 * u + 4 * m;
                             __m256i& pc = p[m % kChains];
                             int o = m;  // word m's operand: op[o]
                             if constexpr (kByWord) {

@@ -455,40 +455,21 @@ struct Scales16 {
     }
 };
 
-// Q6_K: the 128 values of half-block H are 4 sub-block pairs k, value 128H + 32k + i the ql
-// nibble of word 8 (k % 2) + i / 4 (low for k < 2) plus bits 2k, 2k + 1 of qh word i / 4, as
-// bits 4-5. Unit u = 4H + j takes words 2j, 2j + 1 of those three rows and makes all four
-// pairs' operands from them (operand 2k + i is word 2j + i of pair k): two operands share each
-// ql word and four each qh word. Pair sums reach 2 * 63 * 128, so only two add up in int16: an
-// operand pair, one word column of one sub-block.
+// Q6_K: unit u is sub-blocks 2u and 2u + 1, their planes' words (q6_K_word). Pair sums reach
+// 2 * 63 * 128, so only two words add up in int16.
 struct Q6K : OffsetLevels16<5> {
     using Block = block_q6_Kx16;
     static constexpr int kGroup = 2;
-    static constexpr int kScaleWords = 2;
+    static constexpr int kScaleWords = 4;
     using Scales = Scales16<Block>;
-    static constexpr int act_byte(int u, int o) {
-        return 128 * (u / 4) + 32 * (o / 2) + 4 * (2 * (u % 4) + o % 2);
-    }
-    // Operands o0, o0 + 1 are values 128H + 32k + 8j.., k = o0 / 2: sub-block 8H + 2k + j / 2.
-    template <class Scales>
-    static __m256i scale(const Scales& s, int u, int o0) {
-        return s.sc[8 * (u / 4) + o0 + (u % 4) / 2];
-    }
-    // Operand o of unit u alone (o = 2k + i: pair k's word 2j + i).
-    static __m256i word(const Block& w, int h, int u, int o) {
-        const int H = u / 4, m = 2 * (u % 4) + o % 2, k = o / 2;
-        const auto load = [&](const uint8_t(*rows)[kPackRows][4], int word) {
-            return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[word][kHalfRows * h]));
-        };
-        const __m256i l = load(w.ql, 16 * H + 8 * (k % 2) + m), qh = load(w.qh, 8 * H + m);
-        // The 16-bit shifts bring in bits of the neighbouring byte; the masks clear them.
-        const __m256i low =
-            _mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), _mm256_set1_epi8(0x0f));
-        const __m256i high = k == 0   ? _mm256_slli_epi16(qh, 4)
-                             : k == 1 ? _mm256_slli_epi16(qh, 2)
-                             : k == 2 ? qh
-                                      : _mm256_srli_epi16(qh, 2);
-        return _mm256_or_si256(low, _mm256_and_si256(high, _mm256_set1_epi8(0x30)));
+    static __m256i word(const Block& w, int h, int u, int m) {
+        const auto& planes = w.q[2 * u + m / 4];
+        return q6_K_word<__m256i>(
+            [&](int j) {
+                return _mm256_loadu_si256(
+                    reinterpret_cast<const __m256i*>(planes[j][kHalfRows * h]));
+            },
+            m % 4);
     }
 };
 

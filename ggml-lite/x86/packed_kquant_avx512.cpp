@@ -27,13 +27,12 @@ using FK = FloatKernels<Avx512>;
 constexpr int kChunks = 4;     // chunks of a super-block column
 constexpr int kChunkOps = 16;  // operands per chunk: 16 words of 4 values
 
-// Byte-wise: bits j..j + Bits - 1 of each byte moved to bits 4.., the rest cleared (Q5_K's fifth
-// bit of sub-block j, Q6_K's two high bits). The 16-bit lanes' one shift moves bits across a
-// byte boundary only into places the mask clears.
-template <int Bits>
-__m512i bits_to_bit4(__m512i v, int j) {
+// Byte-wise: bit j of each byte moved to bit 4, the rest cleared (Q5_K's fifth bit of sub-block
+// j). The 16-bit lanes' one shift moves bits across a byte boundary only into places the mask
+// clears.
+__m512i bit_to_bit4(__m512i v, int j) {
     const __m512i s = j <= 4 ? _mm512_slli_epi16(v, 4 - j) : _mm512_srli_epi16(v, j - 4);
-    return _mm512_and_si512(s, _mm512_set1_epi8(static_cast<char>(((1 << Bits) - 1) << 4)));
+    return _mm512_and_si512(s, _mm512_set1_epi8(0x10));
 }
 
 // Q4_K and Q5_K: chunk c holds sub-blocks 2c (the low nibbles) and 2c + 1 (the high ones), 8
@@ -76,8 +75,8 @@ struct KMin {
             op[8 + m] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
             if constexpr (FifthBits) {
                 const __m512i qh = _mm512_loadu_si512(w.qh[m]);
-                op[m] = _mm512_or_si512(op[m], bits_to_bit4<1>(qh, 2 * c));
-                op[8 + m] = _mm512_or_si512(op[8 + m], bits_to_bit4<1>(qh, 2 * c + 1));
+                op[m] = _mm512_or_si512(op[m], bit_to_bit4(qh, 2 * c));
+                op[8 + m] = _mm512_or_si512(op[8 + m], bit_to_bit4(qh, 2 * c + 1));
             }
         }
     }
@@ -122,30 +121,21 @@ struct Sixteens {
     }
 };
 
-// Q6_K: chunk c = 2h + a holds the 6-bit levels of values 128h + 32k + 4m.. (k < 4,
-// m = 4a..4a+3): sub-blocks 8h + 2k + a, 4 words each. A level is the ql nibble plus two qh
-// bits shifted to bits 4-5.
+// Q6_K: chunk c holds sub-blocks 4c..4c+3, op[4k + m] word m of sub-block 4c + k (q6_K_word).
 struct Q6K : Sixteens {
     using Block = block_q6_Kx16;
     static void chunk(const Block& w, int c, __m512i* op) {
-        const int h = c / 2, a = c % 2;
-        const __m512i low4 = _mm512_set1_epi8(0x0f);
+        for (int k = 0; k < 4; k++) {
+            const auto& planes = w.q[4 * c + k];
 #pragma GCC unroll 4
-        for (int i = 0; i < 4; i++) {
-            const int m = 4 * a + i;
-            const __m512i l0 = _mm512_loadu_si512(w.ql[16 * h + m]);      // values +0, +64
-            const __m512i l1 = _mm512_loadu_si512(w.ql[16 * h + 8 + m]);  // values +32, +96
-            const __m512i qh = _mm512_loadu_si512(w.qh[8 * h + m]);
-            op[i] = _mm512_or_si512(_mm512_and_si512(l0, low4), bits_to_bit4<2>(qh, 0));
-            op[4 + i] = _mm512_or_si512(_mm512_and_si512(l1, low4), bits_to_bit4<2>(qh, 2));
-            op[8 + i] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l0, 4), low4),
-                                        bits_to_bit4<2>(qh, 4));
-            op[12 + i] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l1, 4), low4),
-                                         bits_to_bit4<2>(qh, 6));
+            for (int m = 0; m < 4; m++) {
+                op[4 * k + m] =
+                    q6_K_word<__m512i>([&](int j) { return _mm512_loadu_si512(planes[j]); }, m);
+            }
         }
     }
     static int sub(int c, int k) {
-        return 8 * (c / 2) + 2 * k + c % 2;
+        return 4 * c + k;
     }
     // The levels are q - 32: each sub-block's dot starts at -32 times its activations' sum.
     static __m512i sub_init(const block_q8_K& x, int sub) {

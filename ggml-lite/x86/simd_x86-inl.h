@@ -172,6 +172,7 @@ struct ByteOps<16> {
     static __m128i slli16(__m128i v, int n) { return _mm_slli_epi16(v, n); }
     static __m128i sub8(__m128i a, __m128i b) { return _mm_sub_epi8(a, b); }
     static __m128i splat8(char c) { return _mm_set1_epi8(c); }
+    static __m128i andnot(__m128i a, __m128i b) { return _mm_andnot_si128(a, b); }
 };
 template <>
 struct ByteOps<32> {
@@ -179,6 +180,7 @@ struct ByteOps<32> {
     static __m256i slli16(__m256i v, int n) { return _mm256_slli_epi16(v, n); }
     static __m256i sub8(__m256i a, __m256i b) { return _mm256_sub_epi8(a, b); }
     static __m256i splat8(char c) { return _mm256_set1_epi8(c); }
+    static __m256i andnot(__m256i a, __m256i b) { return _mm256_andnot_si256(a, b); }
 };
 #if defined(__AVX512F__)
 template <>
@@ -187,6 +189,7 @@ struct ByteOps<64> {
     static __m512i slli16(__m512i v, int n) { return _mm512_slli_epi16(v, n); }
     static __m512i sub8(__m512i a, __m512i b) { return _mm512_sub_epi8(a, b); }
     static __m512i splat8(char c) { return _mm512_set1_epi8(c); }
+    static __m512i andnot(__m512i a, __m512i b) { return _mm512_andnot_si512(a, b); }
 };
 #endif
 
@@ -246,6 +249,21 @@ template <class V, class Plane>
         default:
             return B::srli16(plane(m / 3), 3) & seven;
     }
+}
+
+// Q6_K's packed levels (packed.h: block_q6_Kx16, q6_K_packed_level) on many rows at once: word m
+// of a sub-block from its planes, plane(j) loading plane j, as bytes 0..63. Word 3 is the planes'
+// top bits, each pair cleared of the rest before the 16-bit shifts (which then move no bits
+// across a byte boundary), put together by shifting right 2 after each OR: one mask constant in
+// all.
+template <class V, class Plane>
+[[gnu::always_inline]] inline V q6_K_word(Plane plane, int m) {
+    using B = ByteOps<sizeof(V)>;
+    const V low6 = B::splat8(63);
+    if (m < 3) return plane(m) & low6;
+    V top = B::srli16(B::andnot(low6, plane(0)), 2) | B::andnot(low6, plane(1));
+    top = B::srli16(top, 2) | B::andnot(low6, plane(2));
+    return B::srli16(top, 2);
 }
 
 #if defined(__AVX512F__)

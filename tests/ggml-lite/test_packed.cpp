@@ -233,8 +233,19 @@ TEST(Packed, KQuantLayoutHoldsTheOriginalBytes) {
         Type::Q6_K, [](const block_q6_Kx16& got, int i, const block_q6_K& orig) {
             EXPECT_EQ(got.d[i], orig.d);
             for (int g = 0; g < QK_K / 16; g++) EXPECT_EQ(got.scales[g][i], orig.scales[g]);
-            for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.ql, k, i), orig.ql[k]);
-            for (int k = 0; k < QK_K / 4; k++) ASSERT_EQ(word_byte(got.qh, k, i), orig.qh[k]);
+            // Value e = 16g + 4m + j's level, its ql nibble and qh bits (quant.h), is whole in
+            // byte j of sub-block g's planes: words 0-2 in bits 0-5, word 3 in their bits 6-7.
+            for (int e = 0; e < QK_K; e++) {
+                const int g = e / 16, m = e % 16 / 4, j = e % 4, h = e / 128, k = e % 128 / 32;
+                const int level = (orig.ql[64 * h + 32 * (k % 2) + e % 32] >> (4 * (k / 2)) & 15) |
+                                  (orig.qh[32 * h + e % 32] >> (2 * k) & 3) << 4;
+                int got_level = 0;
+                for (int p = 0; p < 3; p++) {
+                    const uint8_t b = got.q[g][p][i][j];
+                    got_level |= m < 3 ? (p == m ? b & 63 : 0) : (b >> 6) << (2 * p);
+                }
+                ASSERT_EQ(got_level, level) << "value " << e;
+            }
         });
     check_k_layout<block_iq4_xs, block_iq4_xsx16>(
         Type::IQ4_XS, [](const block_iq4_xsx16& got, int i, const block_iq4_xs& orig) {
