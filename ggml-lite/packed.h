@@ -16,9 +16,9 @@
 // - IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: 4 stripes of 4 rows, each row's fields of a
 //   sub-block side by side (block_grid_xxsx4 below): their decode is table lookups per row, and
 //   4 rows are what one step's registers hold.
-// The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned, the
-// IQ2_XXS, IQ2_XS and IQ3_XXS signs coded anew in as many bits), so a packed matrix takes the
-// memory of the original.
+// The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned, Q3_K's
+// and Q6_K's levels stored whole, the IQ2_XXS, IQ2_XS and IQ3_XXS signs coded anew in as many
+// bits), so a packed matrix takes the memory of the original.
 #pragma once
 
 #include <cstddef>
@@ -145,7 +145,7 @@ static_assert(sizeof(block_iq4_xsx16) == 16 * 136);
 // (v5 & 3) << 6, plane 2 = v6 | v7 << 3 | (v2 >> 2) << 6 | (v5 >> 2) << 7. So word m of a unit (4
 // bytes of each row) is one mask, or a shift and a mask, for six of the eight and two shifts,
 // two masks and an OR for the other two, where the file's 2-bit fields and separate hmask bit took
-// up to five steps each (kernels.md, "Q3_K's levels").
+// up to five steps each (kernels.md, "levels are stored whole").
 struct block_q3_Kx16 {
     fp16_t d[kPackRows];
     uint8_t scales[12][kPackRows];
