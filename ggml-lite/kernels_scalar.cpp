@@ -415,15 +415,16 @@ float packed_block(const Packed& w, int r, const block_q8_1c& x, float sum) {
 // then two float steps (Q4_K, Q5_K, Q2_K: scales, then mins) or one (Q6_K,
 // Q3_K, IQ4_XS), each an fma.
 
-// Value i of sub-block j: the nibble of qs word 8 (j / 2) + i / 4 (high for odd j), and Q5_K's
-// fifth bit, bit j of qh byte i.
+// Value i of sub-block j: Q4_K's the nibble of qs word 8 (j / 2) + i / 4 (high for odd j);
+// Q5_K's word i / 4 of the sub-block's planes (packed.h: q5_K_packed_level).
 int packed_k_level(const block_q4_Kx16& w, int r, int j, int i) {
     const uint8_t q = w.qs[8 * (j / 2) + i / 4][r][i % 4];
     return j % 2 ? q >> 4 : q & 0x0f;
 }
 int packed_k_level(const block_q5_Kx16& w, int r, int j, int i) {
-    const uint8_t q = w.qs[8 * (j / 2) + i / 4][r][i % 4];
-    return (j % 2 ? q >> 4 : q & 0x0f) | (((w.qh[i / 4][r][i % 4] >> j) & 1) << 4);
+    uint8_t planes[5];
+    for (int k = 0; k < 5; k++) planes[k] = w.q[j][k][r][i % 4];
+    return q5_K_packed_level(planes, i / 4);
 }
 
 template <class Packed>

@@ -78,8 +78,20 @@ void put_row(block_q5_Kx16& p, int r, const block_q5_K& b) {
     p.d[r] = b.d;
     p.dmin[r] = b.dmin;
     for (int k = 0; k < K_SCALE_SIZE; k++) p.scales[k][r] = b.scales[k];
-    put_words(p.qh, b.qh, 8, r);
-    put_words(p.qs, b.qs, 32, r);
+    // Value 32j + l (l < 32): the nibble of qs byte 32 (j / 2) + l (high for odd j) and bit j of
+    // qh byte l as 16.
+    for (int j = 0; j < QK_K / 32; j++) {
+        for (int i = 0; i < 4; i++) {
+            uint8_t v[8], planes[5];
+            for (int m = 0; m < 8; m++) {
+                const int l = 4 * m + i;
+                const uint8_t q = b.qs[32 * (j / 2) + l];
+                v[m] = static_cast<uint8_t>((j % 2 ? q >> 4 : q & 0x0f) | (b.qh[l] >> j & 1) << 4);
+            }
+            q5_K_pack_levels(v, planes);
+            for (int k = 0; k < 5; k++) p.q[j][k][r][i] = planes[k];
+        }
+    }
 }
 void put_row(block_q6_Kx16& p, int r, const block_q6_K& b) {
     p.d[r] = b.d;

@@ -16,9 +16,9 @@
 // - IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: 4 stripes of 4 rows, each row's fields of a
 //   sub-block side by side (block_grid_xxsx4 below): their decode is table lookups per row, and
 //   4 rows are what one step's registers hold.
-// The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned, Q3_K's
-// and Q6_K's levels stored whole, the IQ2_XXS, IQ2_XS and IQ3_XXS signs coded anew in as many
-// bits), so a packed matrix takes the memory of the original.
+// The bytes are the same as the original file's, rearranged (Q8_0's offset to unsigned, Q3_K's,
+// Q5_K's and Q6_K's levels stored whole, the IQ2_XXS, IQ2_XS and IQ3_XXS signs coded anew in as
+// many bits), so a packed matrix takes the memory of the original.
 #pragma once
 
 #include <cstddef>
@@ -90,17 +90,41 @@ struct block_q4_Kx16 {
 };
 static_assert(sizeof(block_q4_Kx16) == 16 * 144);
 
-// Q5_K: Q4_K's super-block column plus qh[w][r] = bytes 4w..4w+3 of row r's qh, whose byte l
-// holds the fifth bit of value 32j + l in bit j: word w's bit j belongs to sub-block j's values
-// 4w..4w+3, beside the nibbles of qs word 8 (j / 2) + w.
+// Q5_K: Q4_K's scales, and q[j][k][r] = row r's plane k of sub-block j (values 32j..32j + 31),
+// where each value's 5-bit level (the qs nibble and the qh bit of quant.h's block_q5_K) is stored
+// whole. Byte i of the five planes holds the levels v_m of values 32j + 4m + i, m < 8
+// (q5_K_pack_levels): plane k < 5 = v_k | 3 bits << 5, the top bits holding v_5 (plane 0, and
+// bits 3-4 in plane 1's bits 5-6), v_6 (bit 0 in plane 1's bit 7, bits 1-3 in plane 2, bit 4 in
+// plane 3's bit 5) and v_7 (bits 0-1 in plane 3's bits 6-7, bits 2-4 in plane 4). Words 0-4 are
+// then one mask each, the other three five to eight steps: 2.9 a word, where the file's
+// nibbles and separate fifth bits took 4.4.
 struct block_q5_Kx16 {
     fp16_t d[kPackRows];
     fp16_t dmin[kPackRows];
     uint8_t scales[12][kPackRows];
-    uint8_t qh[8][kPackRows][4];
-    uint8_t qs[32][kPackRows][4];
+    uint8_t q[8][5][kPackRows][4];
 };
 static_assert(sizeof(block_q5_Kx16) == 16 * 176);
+
+// Q5_K's packed levels (block_q5_Kx16): v[0..7] into byte i of a sub-block's planes p[0..4], and
+// level m back out of them.
+inline void q5_K_pack_levels(const uint8_t* v, uint8_t* p) {
+    const int extra[5] = {v[5] & 7, (v[5] >> 3) | (v[6] & 1) << 2, (v[6] >> 1) & 7,
+                          (v[6] >> 4) | (v[7] & 3) << 1, v[7] >> 2};
+    for (int k = 0; k < 5; k++) p[k] = static_cast<uint8_t>(v[k] | extra[k] << 5);
+}
+inline int q5_K_packed_level(const uint8_t* p, int m) {
+    switch (m) {
+        case 5:
+            return p[0] >> 5 | (p[1] >> 5 & 3) << 3;
+        case 6:
+            return p[1] >> 7 | (p[2] >> 5) << 1 | (p[3] >> 5 & 1) << 4;
+        case 7:
+            return p[3] >> 6 | (p[4] >> 5) << 2;
+        default:
+            return p[m] & 31;
+    }
+}
 
 // One super-block column of 16 Q6_K rows: scales[g][r] = row r's scale of values 16g..16g+15;
 // q[g][j][r] = row r's plane j of sub-block g, where each value's level q + 32 (0..63: the ql

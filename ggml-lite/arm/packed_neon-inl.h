@@ -191,6 +191,19 @@ uint8x16_t slice_bytes(int g) {
 // 2p + 1 in their high ones, and Q5_K's fifth bits are bits 2p and 2p + 1 of qh words 0..7. Each
 // sub-block dot times its 6-bit scale, and each min times the sub-block's activation sum (from
 // bsums), are exact int32 per row; then the reference's two float steps.
+// Q5_K's 8 words of sub-block planes (packed.h: q5_K_packed_level), slice g's 4 rows: byte
+// shifts, so a plane's top bits need no mask.
+inline void q5_K_words(const uint8_t (*planes)[kPackRows][4], int g, int8x16_t* op) {
+    uint8x16_t p[5];
+    for (int k = 0; k < 5; k++) p[k] = vld1q_u8(planes[k][4 * g]);
+    const auto s8 = [](uint8x16_t v) { return vreinterpretq_s8_u8(v); };
+    for (int k = 0; k < 5; k++) op[k] = s8(vandq_u8(p[k], vdupq_n_u8(31)));
+    op[5] = s8(vorrq_u8(vshrq_n_u8(p[0], 5), vandq_u8(vshrq_n_u8(p[1], 2), vdupq_n_u8(0x18))));
+    op[6] = s8(vorrq_u8(vorrq_u8(vshrq_n_u8(p[1], 7), vshlq_n_u8(vshrq_n_u8(p[2], 5), 1)),
+                        vandq_u8(vshrq_n_u8(p[3], 1), vdupq_n_u8(0x10))));
+    op[7] = s8(vorrq_u8(vshrq_n_u8(p[3], 6), vshlq_n_u8(vshrq_n_u8(p[4], 5), 2)));
+}
+
 template <class B, bool FifthBits>
 struct PackedKMin {
     using Block = B;
@@ -222,17 +235,14 @@ struct PackedKMin {
         for (int t = 0; t < NT; t++) isum[t] = msum[t] = vdupq_n_s32(0);
         for (int p = 0; p < QK_K / 64; p++) {
             int8x16_t op[2][8];
-            for (int i = 0; i < 8; i++) {
-                const uint8x16_t v = vld1q_u8(w.qs[8 * p + i][4 * g]);
-                uint8x16_t lo = vandq_u8(v, mask), hi = vshrq_n_u8(v, 4);
-                if constexpr (FifthBits) {
-                    // Bits 2p and 2p + 1 of each byte to bit 4.
-                    const uint8x16_t qh = vld1q_u8(w.qh[i][4 * g]), bit4 = vdupq_n_u8(0x10);
-                    lo = vorrq_u8(lo, vandq_u8(vshlq_u8(qh, vdupq_n_s8(4 - 2 * p)), bit4));
-                    hi = vorrq_u8(hi, vandq_u8(vshlq_u8(qh, vdupq_n_s8(3 - 2 * p)), bit4));
+            if constexpr (FifthBits) {
+                for (int h = 0; h < 2; h++) q5_K_words(w.q[2 * p + h], g, op[h]);
+            } else {
+                for (int i = 0; i < 8; i++) {
+                    const uint8x16_t v = vld1q_u8(w.qs[8 * p + i][4 * g]);
+                    op[0][i] = vreinterpretq_s8_u8(vandq_u8(v, mask));
+                    op[1][i] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
                 }
-                op[0][i] = vreinterpretq_s8_u8(lo);
-                op[1][i] = vreinterpretq_s8_u8(hi);
             }
             for (int h = 0; h < 2; h++) {
                 const int j = 2 * p + h;

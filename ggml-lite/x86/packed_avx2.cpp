@@ -379,16 +379,8 @@ void packed_gemv2(int64_t n, const void* w0, const void* w1, const void* x, floa
 
 // ---- Q4_K, Q5_K, Q6_K and IQ4_XS (k_tile: packed_avx2-inl.h) ---------------------------------
 
-// Byte-wise: bit j of each byte moved to bit 4, the rest cleared (Q5_K's fifth bits of
-// sub-block j). The 16-bit lanes' shifts (at most 4) move bits across a byte boundary only into
-// places the mask clears.
-__m256i bit_to_bit4(__m256i v, int j) {
-    const __m256i s = j <= 4 ? _mm256_slli_epi16(v, 4 - j) : _mm256_srli_epi16(v, j - 4);
-    return _mm256_and_si256(s, _mm256_set1_epi8(0x10));
-}
-
-// Q4_K and Q5_K: unit u is sub-block u, the low (u even) or high nibbles of words 8 (u / 2)..+7,
-// and Q5_K's fifth bits, bit u of qh words 0..7. Pair sums are at most 2 * 15 * 128 (4-bit
+// Q4_K and Q5_K: unit u is sub-block u: Q4_K's the low (u even) or high nibbles of words
+// 8 (u / 2)..+7, Q5_K's its planes' words (q5_K_word). Pair sums are at most 2 * 15 * 128 (4-bit
 // levels), so all 8 add up in int16, or 2 * 31 * 128 (5-bit), so 4.
 template <class B, bool FifthBits>
 struct KMin : UnsignedLevels {
@@ -411,16 +403,17 @@ struct KMin : UnsignedLevels {
         }
     };
     static __m256i word(const Block& w, int h, int u, int m) {
-        const __m256i v = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(w.qs[8 * (u / 2) + m][kHalfRows * h]));
-        const __m256i op =
-            _mm256_and_si256(u % 2 ? _mm256_srli_epi16(v, 4) : v, _mm256_set1_epi8(0x0f));
         if constexpr (FifthBits) {
-            const __m256i qh =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh[m][kHalfRows * h]));
-            return _mm256_or_si256(op, bit_to_bit4(qh, u));
+            return q5_K_word<__m256i>(
+                [&](int k) {
+                    return _mm256_loadu_si256(
+                        reinterpret_cast<const __m256i*>(w.q[u][k][kHalfRows * h]));
+                },
+                m);
         } else {
-            return op;
+            const __m256i v = _mm256_loadu_si256(
+                reinterpret_cast<const __m256i*>(w.qs[8 * (u / 2) + m][kHalfRows * h]));
+            return _mm256_and_si256(u % 2 ? _mm256_srli_epi16(v, 4) : v, _mm256_set1_epi8(0x0f));
         }
     }
     static __m256i scale(const Scales& s, int u, int) { return s.sc[u]; }

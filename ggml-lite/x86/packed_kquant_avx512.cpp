@@ -27,17 +27,9 @@ using FK = FloatKernels<Avx512>;
 constexpr int kChunks = 4;     // chunks of a super-block column
 constexpr int kChunkOps = 16;  // operands per chunk: 16 words of 4 values
 
-// Byte-wise: bit j of each byte moved to bit 4, the rest cleared (Q5_K's fifth bit of sub-block
-// j). The 16-bit lanes' one shift moves bits across a byte boundary only into places the mask
-// clears.
-__m512i bit_to_bit4(__m512i v, int j) {
-    const __m512i s = j <= 4 ? _mm512_slli_epi16(v, 4 - j) : _mm512_srli_epi16(v, j - 4);
-    return _mm512_and_si512(s, _mm512_set1_epi8(0x10));
-}
-
-// Q4_K and Q5_K: chunk c holds sub-blocks 2c (the low nibbles) and 2c + 1 (the high ones), 8
-// words each, with Q5_K's fifth bits (bits 2c and 2c + 1 of qh words 0..7); op[i] pairs with
-// activation values 64c + 4i.., contiguous. vpdpbusd adds its four products in int32, so the
+// Q4_K and Q5_K: chunk c holds sub-blocks 2c and 2c + 1, 8 words each (Q4_K's the low and high
+// nibbles of qs words 8c..8c+7, Q5_K's their planes: q5_K_word); op[i] pairs with activation
+// values 64c + 4i.., contiguous. vpdpbusd adds its four products in int32, so the
 // 5-bit levels need no grouping.
 template <class B, bool FifthBits>
 struct KMin {
@@ -67,16 +59,22 @@ struct KMin {
         }
     }
     static void chunk(const Block& w, int c, __m512i* op) {
-        const __m512i mask = _mm512_set1_epi8(0x0f);
+        if constexpr (FifthBits) {
+            for (int k = 0; k < 2; k++) {
+                const auto& planes = w.q[2 * c + k];
 #pragma GCC unroll 8
-        for (int m = 0; m < 8; m++) {
-            const __m512i v = _mm512_loadu_si512(w.qs[8 * c + m]);
-            op[m] = _mm512_and_si512(v, mask);
-            op[8 + m] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
-            if constexpr (FifthBits) {
-                const __m512i qh = _mm512_loadu_si512(w.qh[m]);
-                op[m] = _mm512_or_si512(op[m], bit_to_bit4(qh, 2 * c));
-                op[8 + m] = _mm512_or_si512(op[8 + m], bit_to_bit4(qh, 2 * c + 1));
+                for (int m = 0; m < 8; m++) {
+                    op[8 * k + m] =
+                        q5_K_word<__m512i>([&](int j) { return _mm512_loadu_si512(planes[j]); }, m);
+                }
+            }
+        } else {
+            const __m512i mask = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 8
+            for (int m = 0; m < 8; m++) {
+                const __m512i v = _mm512_loadu_si512(w.qs[8 * c + m]);
+                op[m] = _mm512_and_si512(v, mask);
+                op[8 + m] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
             }
         }
     }

@@ -251,6 +251,27 @@ template <class V, class Plane>
     }
 }
 
+// Q5_K's packed levels (packed.h: block_q5_Kx16, q5_K_packed_level) on many rows at once: word m
+// of a sub-block from its planes, plane(k) loading plane k, as bytes 0..31. A plane's top bits,
+// cleared of the rest (vpandn) before a 16-bit shift right, move no bits across a byte boundary.
+template <class V, class Plane>
+[[gnu::always_inline]] inline V q5_K_word(Plane plane, int m) {
+    using B = ByteOps<sizeof(V)>;
+    const V low5 = B::splat8(31);
+    const auto top = [&](int k, int shift) { return B::srli16(B::andnot(low5, plane(k)), shift); };
+    switch (m) {
+        case 5:
+            return top(0, 5) | (B::srli16(plane(1), 2) & B::splat8(0x18));
+        case 6:
+            return (B::srli16(plane(1), 7) & B::splat8(1)) | top(2, 4) |
+                   (B::srli16(plane(3), 1) & B::splat8(0x10));
+        case 7:
+            return (B::srli16(plane(3), 6) & B::splat8(3)) | top(4, 3);
+        default:
+            return plane(m) & low5;
+    }
+}
+
 // Q6_K's packed levels (packed.h: block_q6_Kx16, q6_K_packed_level) on many rows at once: word m
 // of a sub-block from its planes, plane(j) loading plane j, as bytes 0..63. Word 3 is the planes'
 // top bits, each pair cleared of the rest before the 16-bit shifts (which then move no bits

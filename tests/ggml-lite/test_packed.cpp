@@ -226,8 +226,23 @@ TEST(Packed, KQuantLayoutHoldsTheOriginalBytes) {
             EXPECT_EQ(got.d[i], orig.d);
             EXPECT_EQ(got.dmin[i], orig.dmin);
             for (int k = 0; k < K_SCALE_SIZE; k++) EXPECT_EQ(got.scales[k][i], orig.scales[k]);
-            for (int k = 0; k < QK_K / 8; k++) ASSERT_EQ(word_byte(got.qh, k, i), orig.qh[k]);
-            for (int k = 0; k < QK_K / 2; k++) ASSERT_EQ(word_byte(got.qs, k, i), orig.qs[k]);
+            // Value e = 32j + 4m + b's level, its qs nibble and qh bit (quant.h), is whole in byte
+            // b of sub-block j's planes: words 0-4 in bits 0-4 of planes 0-4, words 5-7 spread
+            // over their top bits in order (plane 0's first).
+            for (int e = 0; e < QK_K; e++) {
+                const int j = e / 32, m = e % 32 / 4, b = e % 4, l = e % 32;
+                const uint8_t q = orig.qs[32 * (j / 2) + l];
+                const int level = (j % 2 ? q >> 4 : q & 15) | (orig.qh[l] >> j & 1) << 4;
+                int got_level = 0;
+                if (m < 5) {
+                    got_level = got.q[j][m][i][b] & 31;
+                } else {
+                    int top = 0;  // the 15 top bits, plane 0's bit 5 first
+                    for (int k = 4; k >= 0; k--) top = top << 3 | got.q[j][k][i][b] >> 5;
+                    got_level = top >> (5 * (m - 5)) & 31;
+                }
+                ASSERT_EQ(got_level, level) << "value " << e;
+            }
         });
     check_k_layout<block_q6_K, block_q6_Kx16>(
         Type::Q6_K, [](const block_q6_Kx16& got, int i, const block_q6_K& orig) {
