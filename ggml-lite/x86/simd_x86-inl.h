@@ -232,7 +232,8 @@ template <class V>
 }
 
 // Q3_K's packed levels (packed.h: block_q3_Kx16, q3_K_packed_level) on many rows at once: word m
-// of a unit from its planes, plane(j) loading plane j, as bytes 0..7.
+// of a unit from its planes, plane(j) loading plane j, as bytes 0..7. The 16-bit shifts bring in
+// bits of the neighbouring byte; the masks clear them.
 template <class V, class Plane>
 [[gnu::always_inline]] inline V q3_K_word(Plane plane, int m) {
     using B = ByteOps<sizeof(V)>;
