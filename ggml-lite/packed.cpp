@@ -24,6 +24,23 @@ void put_words(uint8_t (*dst)[kPackRows][4], const uint8_t* src, int n, int r, u
     }
 }
 
+// Row r's levels in planes (packed.h: block_q3_Kx16, block_q5_Kx16, block_q6_Kx16): each of the
+// Groups groups holds Words words of 4 values, and byte i of its Planes planes gets, by pack, the
+// levels of values 4 (Words g + m) + i, m < Words (level: the value's level from the file).
+template <int Groups, int Planes, class Level, class Pack>
+void put_planes(uint8_t (&q)[Groups][Planes][kPackRows][4], int r, Level level, Pack pack) {
+    constexpr int kWords = QK_K / 4 / Groups;
+    for (int g = 0; g < Groups; g++) {
+        for (int i = 0; i < 4; i++) {
+            uint8_t v[kWords], planes[Planes];
+            for (int m = 0; m < kWords; m++)
+                v[m] = static_cast<uint8_t>(level(4 * (kWords * g + m) + i));
+            pack(v, planes);
+            for (int k = 0; k < Planes; k++) q[g][k][r][i] = planes[k];
+        }
+    }
+}
+
 // Row r's fifth bits (ggml's qh: element j's at bit j % 8 of byte j / 8) in packed.h's order:
 // element 4i + k's at bit i of byte k.
 void put_fifth_bits(uint8_t (*dst)[4], int r, const uint8_t* qh) {
@@ -78,39 +95,26 @@ void put_row(block_q5_Kx16& p, int r, const block_q5_K& b) {
     p.d[r] = b.d;
     p.dmin[r] = b.dmin;
     for (int k = 0; k < K_SCALE_SIZE; k++) p.scales[k][r] = b.scales[k];
-    // Value 32j + l (l < 32): the nibble of qs byte 32 (j / 2) + l (high for odd j) and bit j of
-    // qh byte l as 16.
-    for (int j = 0; j < QK_K / 32; j++) {
-        for (int i = 0; i < 4; i++) {
-            uint8_t v[8], planes[5];
-            for (int m = 0; m < 8; m++) {
-                const int l = 4 * m + i;
-                const uint8_t q = b.qs[32 * (j / 2) + l];
-                v[m] = static_cast<uint8_t>((j % 2 ? q >> 4 : q & 0x0f) | (b.qh[l] >> j & 1) << 4);
-            }
-            q5_K_pack_levels(v, planes);
-            for (int k = 0; k < 5; k++) p.q[j][k][r][i] = planes[k];
-        }
-    }
+    // Value e = 32j + l (l < 32): the nibble of qs byte 32 (j / 2) + l (high for odd j) and bit j
+    // of qh byte l as 16.
+    const auto level = [&](int e) {
+        const int j = e / 32, l = e % 32;
+        const uint8_t q = b.qs[32 * (j / 2) + l];
+        return (j % 2 ? q >> 4 : q & 0x0f) | (b.qh[l] >> j & 1) << 4;
+    };
+    put_planes(p.q, r, level, q5_K_pack_levels);
 }
 void put_row(block_q6_Kx16& p, int r, const block_q6_K& b) {
     p.d[r] = b.d;
+    for (int g = 0; g < QK_K / 16; g++) p.scales[g][r] = b.scales[g];
     // Value e = 128h + 32k + l (k < 4, l < 32): ql byte 64h + 32(k % 2) + l (the high nibble for
     // k >= 2) and bits 2k, 2k + 1 of qh byte 32h + l as bits 4-5.
     const auto level = [&](int e) {
         const int h = e / 128, k = e % 128 / 32, l = e % 32;
-        return static_cast<uint8_t>((b.ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2)) & 0x0f) |
-                                    (b.qh[32 * h + l] >> (2 * k) & 3) << 4);
+        return (b.ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2)) & 0x0f) |
+               (b.qh[32 * h + l] >> (2 * k) & 3) << 4;
     };
-    for (int g = 0; g < QK_K / 16; g++) {
-        p.scales[g][r] = b.scales[g];
-        for (int i = 0; i < 4; i++) {
-            uint8_t v[4], planes[3];
-            for (int m = 0; m < 4; m++) v[m] = level(16 * g + 4 * m + i);
-            q6_K_pack_levels(v, planes);
-            for (int j = 0; j < 3; j++) p.q[g][j][r][i] = planes[j];
-        }
-    }
+    put_planes(p.q, r, level, q6_K_pack_levels);
 }
 void put_row(block_iq4_xsx16& p, int r, const block_iq4_xs& b) {
     p.d[r] = b.d;
@@ -126,17 +130,9 @@ void put_row(block_q3_Kx16& p, int r, const block_q3_K& b) {
     // of hmask byte l as 4.
     const auto level = [&](int e) {
         const int h = e / 128, k = e % 128 / 32, l = e % 32;
-        return static_cast<uint8_t>((b.qs[32 * h + l] >> (2 * k) & 3) | (b.hmask[l] >> (e / 32) & 1)
-                                                                            << 2);
+        return (b.qs[32 * h + l] >> (2 * k) & 3) | (b.hmask[l] >> (e / 32) & 1) << 2;
     };
-    for (int u = 0; u < QK_K / 32; u++) {
-        for (int i = 0; i < 4; i++) {
-            uint8_t v[8], planes[3];
-            for (int m = 0; m < 8; m++) v[m] = level(32 * u + 4 * m + i);
-            q3_K_pack_levels(v, planes);
-            for (int j = 0; j < 3; j++) p.q[u][j][r][i] = planes[j];
-        }
-    }
+    put_planes(p.q, r, level, q3_K_pack_levels);
 }
 void put_row(block_q2_Kx16& p, int r, const block_q2_K& b) {
     p.d[r] = b.d;

@@ -27,6 +27,21 @@ using FK = FloatKernels<Avx512>;
 constexpr int kChunks = 4;     // chunks of a super-block column
 constexpr int kChunkOps = 16;  // operands per chunk: 16 words of 4 values
 
+// Chunk c's operands of a type whose levels are stored whole in planes (packed.h: q[group][plane],
+// Q3_K, Q5_K, Q6_K): the chunk's Groups / kChunks groups in order, word m of each decoded from
+// its planes by decode(plane loader, m), as q3_K_word and its twins take them.
+template <int Groups, int Planes, class Decode>
+[[gnu::always_inline]] inline void planes_chunk(const uint8_t (&q)[Groups][Planes][kPackRows][4],
+                                                int c, __m512i* op, Decode decode) {
+    constexpr int kGroups = Groups / kChunks, kWords = kChunkOps / kGroups;
+    for (int k = 0; k < kGroups; k++) {
+        const auto& planes = q[kGroups * c + k];
+#pragma GCC unroll 8
+        for (int m = 0; m < kWords; m++)
+            op[kWords * k + m] = decode([&](int j) { return _mm512_loadu_si512(planes[j]); }, m);
+    }
+}
+
 // Q4_K and Q5_K: chunk c holds sub-blocks 2c and 2c + 1, 8 words each (Q4_K's the low and high
 // nibbles of qs words 8c..8c+7, Q5_K's their planes: q5_K_word); op[i] pairs with activation
 // values 64c + 4i.., contiguous. vpdpbusd adds its four products in int32, so the
@@ -60,14 +75,8 @@ struct KMin {
     }
     static void chunk(const Block& w, int c, __m512i* op) {
         if constexpr (FifthBits) {
-            for (int k = 0; k < 2; k++) {
-                const auto& planes = w.q[2 * c + k];
-#pragma GCC unroll 8
-                for (int m = 0; m < 8; m++) {
-                    op[8 * k + m] =
-                        q5_K_word<__m512i>([&](int j) { return _mm512_loadu_si512(planes[j]); }, m);
-                }
-            }
+            planes_chunk(w.q, c, op,
+                         [](auto plane, int m) { return q5_K_word<__m512i>(plane, m); });
         } else {
             const __m512i mask = _mm512_set1_epi8(0x0f);
 #pragma GCC unroll 8
@@ -123,18 +132,9 @@ struct Sixteens {
 struct Q6K : Sixteens {
     using Block = block_q6_Kx16;
     static void chunk(const Block& w, int c, __m512i* op) {
-        for (int k = 0; k < 4; k++) {
-            const auto& planes = w.q[4 * c + k];
-#pragma GCC unroll 4
-            for (int m = 0; m < 4; m++) {
-                op[4 * k + m] =
-                    q6_K_word<__m512i>([&](int j) { return _mm512_loadu_si512(planes[j]); }, m);
-            }
-        }
+        planes_chunk(w.q, c, op, [](auto plane, int m) { return q6_K_word<__m512i>(plane, m); });
     }
-    static int sub(int c, int k) {
-        return 4 * c + k;
-    }
+    static int sub(int c, int k) { return 4 * c + k; }
     // The levels are q - 32: each sub-block's dot starts at -32 times its activations' sum.
     static __m512i sub_init(const block_q8_K& x, int sub) {
         return _mm512_set1_epi32(-32 * x.bsums[sub]);
@@ -237,27 +237,16 @@ struct Q3K {
         }
     }
     static void chunk(const Block& w, int c, __m512i* op) {
-        for (int k1 = 0; k1 < 2; k1++) {
-            const auto& planes = w.q[2 * c + k1];
-#pragma GCC unroll 8
-            for (int m = 0; m < 8; m++) {
-                op[8 * k1 + m] =
-                    q3_K_word<__m512i>([&](int j) { return _mm512_loadu_si512(planes[j]); }, m);
-            }
-        }
+        planes_chunk(w.q, c, op, [](auto plane, int m) { return q3_K_word<__m512i>(plane, m); });
     }
-    static int sub(int c, int k) {
-        return 4 * c + k;
-    }
+    static int sub(int c, int k) { return 4 * c + k; }
     static __m512i sub_init(const block_q8_K& x, int sub) {
         return _mm512_set1_epi32(-4 * x.bsums[sub]);
     }
     static __m512i sub_scale(const Block&, const Scales& s, int sub) {
         return _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(s.sc[sub])));
     }
-    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) {
-        return acc;
-    }
+    static __m512 finish(const Block&, const Scales&, const block_q8_K&, __m512 acc) { return acc; }
 };
 
 // Q2_K: levels q (q < 4), the 4-bit scale the low nibble of the row's byte, the min the high one.

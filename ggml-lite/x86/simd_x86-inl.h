@@ -160,10 +160,11 @@ inline __m256i q8_K_bsums_dot(__m256i c16, const block_q8_K& x) {
     return _mm256_madd_epi16(c16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums)));
 }
 
-// The byte-wise steps of the scale decoders below, on 16 rows (__m128i, one per byte) or on
-// AVX2's half of 8 rows (__m256i, the rows' bytes repeated: packed_avx2-inl.h's half_bytes); &
-// and | serve both as they are. Keyed by width: __m128i as a template argument loses its
-// attributes, which GCC warns of.
+// The byte-wise steps of the decoders below: the scale decoders' on 16 rows (__m128i, one per
+// byte) or on AVX2's half of 8 rows (__m256i, the rows' bytes repeated: packed_avx2-inl.h's
+// half_bytes), the packed levels' on AVX2's 8 rows or AVX-512's 16 (__m512i); & and | serve all
+// as they are. Every width has every step, so a decoder compiles for any of them. Keyed by
+// width: __m128i as a template argument loses its attributes, which GCC warns of.
 template <size_t Bytes>
 struct ByteOps;
 template <>
