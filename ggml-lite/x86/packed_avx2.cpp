@@ -593,27 +593,36 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
             for (int p = 0; p < RP; p++) acc[g][t][p] = _mm256_fmadd_ps(wv[p], xv, acc[g][t][p]);
         }
     };
-    int64_t c = c0;
-    for (; c + 4 <= c1; c += 4) {
+    // The columns, with or without the lead pass's prefetches: one loop each, so that no step
+    // tests `lead`, and two blocks an iteration, which halves the loop's scalar steps.
+    const auto columns = [&]<bool kLead>() {
+        int64_t c = c0;
 #pragma GCC unroll 2
-        for (int g = 0; g < G; g++) {
-            // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead into
-            // L2, a lead on top of the hardware prefetchers. With more tokens, a chunk's first
-            // pass fetches the same block of the next chunk into L2 (past the last, the next
-            // group's first; a prefetch never faults), and the other passes find their slice in
-            // cache. Without it every chunk's first pass waited on memory, and bench-kernels'
-            // 2048x2048x64 ran 25-35% slower for F16 and BF16, about 12% for F32 (perf-log.md).
-            const auto* wb = w[g] + c * kPackRows;
-            if constexpr (RP == kGroupPairs) {
-                prefetch_float_block(wb);
-            } else if (lead) {
-                prefetch_lines<4 * kPackRows * sizeof(Elem), 2>(
-                    reinterpret_cast<const uint8_t*>(wb + kFloatChunk * kPackRows));
+        for (; c + 4 <= c1; c += 4) {
+#pragma GCC unroll 2
+            for (int g = 0; g < G; g++) {
+                // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead
+                // into L2, a lead on top of the hardware prefetchers. With more tokens, a chunk's
+                // first pass fetches the same block of the next chunk into L2 (past the last, the
+                // next group's first; a prefetch never faults), and the other passes find their
+                // slice in cache. Without it every chunk's first pass waited on memory, and
+                // bench-kernels' 2048x2048x64 ran 25-35% slower for F16 and BF16, about 12% for
+                // F32 (perf-log.md).
+                const auto* wb = w[g] + c * kPackRows;
+                if constexpr (RP == kGroupPairs) {
+                    prefetch_float_block(wb);
+                } else if constexpr (kLead) {
+                    prefetch_lines<4 * kPackRows * sizeof(Elem), 2>(
+                        reinterpret_cast<const uint8_t*>(wb + kFloatChunk * kPackRows));
+                }
+                step(g, wb,
+                     [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
             }
-            step(g, wb,
-                 [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
         }
-    }
+        return c;
+    };
+    const int64_t c =
+        lead ? columns.template operator()<true>() : columns.template operator()<false>();
     if (c < c1) {
         for (int g = 0; g < G; g++) {
             const FloatTail<Elem, NT> tail(n, w[g], x, x_stride);
