@@ -593,31 +593,40 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
             for (int p = 0; p < RP; p++) acc[g][t][p] = _mm256_fmadd_ps(wv[p], xv, acc[g][t][p]);
         }
     };
-    // The columns, with or without the lead pass's prefetches: one loop each, so that no step
-    // tests `lead`, and two blocks an iteration, which halves the loop's scalar steps.
-    const auto columns = [&]<bool kLead>() {
-        int64_t c = c0;
+    // One 4-column block of every group at column c, with or without the lead pass's prefetches.
+    // This and `columns` are always inlined: GCC otherwise called them out of line for some
+    // tiles, their accumulators in memory.
+    const auto block = [&]<bool kLead>(int64_t c) __attribute__((always_inline)) {
 #pragma GCC unroll 2
-        for (; c + 4 <= c1; c += 4) {
-#pragma GCC unroll 2
-            for (int g = 0; g < G; g++) {
-                // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead
-                // into L2, a lead on top of the hardware prefetchers. With more tokens, a chunk's
-                // first pass fetches the same block of the next chunk into L2 (past the last, the
-                // next group's first; a prefetch never faults), and the other passes find their
-                // slice in cache. Without it every chunk's first pass waited on memory, and
-                // bench-kernels' 2048x2048x64 ran 25-35% slower for F16 and BF16, about 12% for
-                // F32 (perf-log.md).
-                const auto* wb = w[g] + c * kPackRows;
-                if constexpr (RP == kGroupPairs) {
-                    prefetch_float_block(wb);
-                } else if constexpr (kLead) {
-                    prefetch_lines<4 * kPackRows * sizeof(Elem), 2>(
-                        reinterpret_cast<const uint8_t*>(wb + kFloatChunk * kPackRows));
-                }
-                step(g, wb,
-                     [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
+        for (int g = 0; g < G; g++) {
+            // The pass that streams the group once fetches 2 KiB ahead into L1 and kFarAhead into
+            // L2, a lead on top of the hardware prefetchers. With more tokens, a chunk's first
+            // pass fetches the same block of the next chunk into L2 (past the last, the next
+            // group's first; a prefetch never faults), and the other passes find their slice in
+            // cache. Without it every chunk's first pass waited on memory, and bench-kernels'
+            // 2048x2048x64 ran 25-35% slower for F16 and BF16, about 12% for F32 (perf-log.md).
+            const auto* wb = w[g] + c * kPackRows;
+            if constexpr (RP == kGroupPairs) {
+                prefetch_float_block(wb);
+            } else if constexpr (kLead) {
+                prefetch_lines<4 * kPackRows * sizeof(Elem), 2>(
+                    reinterpret_cast<const uint8_t*>(wb + kFloatChunk * kPackRows));
             }
+            step(g, wb,
+                 [&](int t) { return reinterpret_cast<const float*>(x + t * x_stride) + c; });
+        }
+    };
+    // The columns: one loop for the lead pass and one for the others, so that no step tests
+    // `lead`, and one group's two blocks an iteration, which halves the loop's scalar steps. Two
+    // groups' pass (gemv2) takes one block an iteration: two, its spilled accumulators took twice
+    // the stores, and F16 decode 4% longer (bench-kernels matvec).
+    const auto columns = [&]<bool kLead>() __attribute__((always_inline)) {
+        int64_t c = c0;
+        if constexpr (G == 1) {
+#pragma GCC unroll 2
+            for (; c + 4 <= c1; c += 4) block.template operator()<kLead>(c);
+        } else {
+            for (; c + 4 <= c1; c += 4) block.template operator()<kLead>(c);
         }
         return c;
     };
