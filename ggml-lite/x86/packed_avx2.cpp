@@ -600,15 +600,15 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
 #pragma GCC unroll 2
         for (int g = 0; g < G; g++) {
             // The pass that streams the group once (one token) fetches 2 KiB ahead into L1, a
-            // lead on top of the hardware prefetchers. Not into L2 as well, as
-            // prefetch_float_block would: the two-group pass's binary had no L2 lead until
-            // 631858c (GCC had left it out), and with it BF16 decode at 2 threads read 16.0 and
-            // 15.9 t/s against 19.2 and 18.6 without, F16 level (a Zen 3, two alternated
-            // rounds). With more tokens, a chunk's first
-            // pass fetches the same block of the next chunk into L2 (past the last, the next
-            // group's first; a prefetch never faults), and the other passes find their slice in
-            // cache. Without it every chunk's first pass waited on memory, and bench-kernels'
-            // 2048x2048x64 ran 25-35% slower for F16 and BF16, about 12% for F32 (perf-log.md).
+            // lead on top of the hardware prefetchers. Not kFarAhead into L2 as well, as
+            // prefetch_float_block does: GCC had left that out of this pass's binary until
+            // 631858c, and with it BF16 decode at 2 threads read 16.0 and 15.9 t/s against 19.2
+            // and 18.6 without, F16 level (a Zen 3, two alternated rounds).
+            // With more tokens, a chunk's first pass fetches the same block of the next chunk
+            // into L2 (past the last, the next group's first; a prefetch never faults), and the
+            // other passes find their slice in cache. Without it every chunk's first pass waited
+            // on memory, and bench-kernels' 2048x2048x64 ran 25-35% slower for F16 and BF16,
+            // about 12% for F32 (perf-log.md).
             const auto* wb = w[g] + c * kPackRows;
             constexpr size_t kBlockBytes = 4 * kPackRows * sizeof(Elem);
             if constexpr (RP == kGroupPairs) {
@@ -622,9 +622,9 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
         }
     };
     // The columns: one loop for the lead pass and one for the others, so that no step tests
-    // `lead`, and one group's two blocks an iteration, which halves the loop's scalar steps. Two
-    // groups' pass (gemv2) takes one block an iteration: two, its spilled accumulators took twice
-    // the stores, and F16 decode 4% longer (bench-kernels matvec).
+    // `lead`, and one group's two blocks an iteration (15 scalar steps per 24 FMAs where one
+    // block took 11 per 12). Two groups' pass (gemv2) takes one block an iteration: two, its
+    // spilled accumulators took twice the stores, and F16 decode 4% longer (bench-kernels matvec).
     const auto columns = [&]<bool kLead>() __attribute__((always_inline)) {
         int64_t c = c0;
         if constexpr (G == 1) {
