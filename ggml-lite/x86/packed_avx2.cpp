@@ -239,9 +239,10 @@ struct PackedQ8 {
 
 #endif
 
-// The AVX2 block kernels always lead into L1 as well: without it, Q8_0 decode on a Zen 5 was 7%
-// slower (perf-log.md). Each reads a 64-byte word in two halves, a group half at a time.
-constexpr Lead kLead = Lead::L1AndL2;
+// The AVX2 block kernels lead into L1 only, 8 block columns ahead: each reads a 64-byte word in
+// two halves, a group half at a time. Decode without the L1 lead was 7% slower (Q8_0, a Zen 5);
+// with kFarAhead into L2 as well, 10-27% slower at 1 thread (Q4_0 through IQ4_NL, a Zen 3).
+constexpr Lead kBlockLead = Lead::L1;
 
 // Half h of a block column (rows 8h..8h + 7): the rows' scales and (Q4_1, Q5_1) minimums.
 template <class P>
@@ -292,7 +293,7 @@ void packed_decode(int64_t nb, const typename P::Block* const* w, const uint8_t*
         if constexpr (kMagnitudes<P>) magnitudes(xa[b].qs, mag);
 #pragma GCC unroll 2
         for (int g = 0; g < G; g++) {
-            prefetch_block(w[g] + b, kLead);
+            prefetch_block(w[g] + b, kBlockLead);
             for (int h = 0; h < halves(nr[g]); h++) {
                 if constexpr (requires { P::dot_words(w[g][b], h, xa[b]); }) {
                     acc[g][h] = add_sum(P::dot_words(w[g][b], h, xa[b]), HalfScales<P>(w[g][b], h),
@@ -323,7 +324,7 @@ __attribute__((noinline)) void packed_tile(int64_t nb, const typename P::Block* 
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_block(w + b, kLead);
+        prefetch_block(w + b, kBlockLead);
         const uint8_t* xb = x + b * sizeof(Act);
         const auto xt = [&](int t) -> const Act& {
             return *reinterpret_cast<const Act*>(xb + t * x_stride);
@@ -600,10 +601,9 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
 #pragma GCC unroll 2
         for (int g = 0; g < G; g++) {
             // The pass that streams the group once (one token) fetches 2 KiB ahead into L1, a
-            // lead on top of the hardware prefetchers. Not kFarAhead into L2 as well, as
-            // prefetch_float_block does: GCC had left that out of this pass's binary until
-            // 631858c, and with it BF16 decode at 2 threads read 16.0 and 15.9 t/s against 19.2
-            // and 18.6 without, F16 level (a Zen 3, two alternated rounds).
+            // lead on top of the hardware prefetchers. Not kFarAhead into L2 as well: with it,
+            // BF16 decode at 2 threads read 16.0 and 15.9 t/s against 19.2 and 18.6 without, F16
+            // level (a Zen 3, two alternated rounds).
             // With more tokens, a chunk's first pass fetches the same block of the next chunk
             // into L2 (past the last, the next group's first; a prefetch never faults), and the
             // other passes find their slice in cache. Without it every chunk's first pass waited
@@ -612,7 +612,7 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
             const auto* wb = w[g] + c * kPackRows;
             constexpr size_t kBlockBytes = 4 * kPackRows * sizeof(Elem);
             if constexpr (RP == kGroupPairs) {
-                prefetch_lines<kBlockBytes>(reinterpret_cast<const uint8_t*>(wb) + 2048);
+                prefetch_float_block(wb, Lead::L1);
             } else if constexpr (kLead) {
                 prefetch_lines<kBlockBytes, 2>(
                     reinterpret_cast<const uint8_t*>(wb + kFloatChunk * kPackRows));

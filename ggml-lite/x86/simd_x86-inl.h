@@ -322,9 +322,16 @@ struct TwoGroups {
 // 89-100% with; docs/PERF.md).
 constexpr size_t kFarAhead = 16384;
 
-// Where a pass prefetches its weights: nowhere, kFarAhead bytes ahead into L2, or into L2 and
-// closer ahead into L1 (cpu.h: PrefetchPolicy).
-enum class Lead { None, L2, L1AndL2 };
+// Where a pass prefetches its weights: nowhere, closer ahead into L1, kFarAhead bytes ahead into
+// L2, or both (cpu.h: PrefetchPolicy; the AVX2 block kernels lead into L1 only).
+enum class Lead { None, L1, L2, L1AndL2 };
+
+inline bool leads_l1(Lead lead) {
+    return lead == Lead::L1 || lead == Lead::L1AndL2;
+}
+inline bool leads_l2(Lead lead) {
+    return lead == Lead::L2 || lead == Lead::L1AndL2;
+}
 
 // The AVX-512 packed passes, by the instruction they stream the weights into.
 enum class Pass { Vpdpbusd, Vdpbf16ps, Fma };
@@ -338,25 +345,25 @@ inline Lead pass_lead(int nt, Pass pass) {
     return p.decode_l1 || pass == Pass::Fma ? Lead::L1AndL2 : Lead::L2;
 }
 
-// The 32-value block kernels' block column at wb (packed.h): its lines kFarAhead bytes ahead into
-// L2 and, with Lead::L1AndL2, 8 columns ahead into L1. A group is one contiguous stream, but the
+// The 32-value block kernels' block column at wb (packed.h): its lines 8 columns ahead into L1
+// and kFarAhead bytes ahead into L2, as `lead` says. A group is one contiguous stream, but the
 // lead keeps enough lines in flight when one thread streams alone.
 template <class Block>
-void prefetch_block(const Block* wb, Lead lead) {
+[[gnu::always_inline]] inline void prefetch_block(const Block* wb, Lead lead) {
     constexpr int64_t kAhead = 8;
     const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
-    if (lead == Lead::L1AndL2) prefetch_lines<sizeof(Block)>(bytes + kAhead * sizeof(Block));
-    if (lead != Lead::None) prefetch_lines<sizeof(Block), 2>(bytes + kFarAhead);
+    if (leads_l1(lead)) prefetch_lines<sizeof(Block)>(bytes + kAhead * sizeof(Block));
+    if (leads_l2(lead)) prefetch_lines<sizeof(Block), 2>(bytes + kFarAhead);
 }
 
 // The packed float kernels' pass that streams a group (packed.h: 4-column blocks of 16 rows):
-// the block at wb's lines kFarAhead ahead into L2 and, with Lead::L1AndL2, 2 KiB ahead into L1.
+// the block at wb's lines 2 KiB ahead into L1 and kFarAhead ahead into L2, as `lead` says.
 template <class Elem>
-void prefetch_float_block(const Elem* wb, Lead lead = Lead::L1AndL2) {
+[[gnu::always_inline]] inline void prefetch_float_block(const Elem* wb, Lead lead = Lead::L1AndL2) {
     constexpr size_t kStep = 4 * kPackRows * sizeof(Elem);
     const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
-    if (lead == Lead::L1AndL2) prefetch_lines<kStep>(bytes + 2048);
-    if (lead != Lead::None) prefetch_lines<kStep, 2>(bytes + kFarAhead);
+    if (leads_l1(lead)) prefetch_lines<kStep>(bytes + 2048);
+    if (leads_l2(lead)) prefetch_lines<kStep, 2>(bytes + kFarAhead);
 }
 
 }  // namespace
