@@ -709,8 +709,9 @@ void packed_float_gemv2(int64_t n, const void* w0, const void* w1, const void* x
 }
 
 // The entry points, in one table: the gemm of every packed type, and gemv2 where one token
-// streams two row groups side by side (not the k-quants: kernels.md, "Decode reads two streams
-// per core").
+// streams two row groups side by side faster than one (kernels.md, "Decode reads two streams per
+// core"). Of the k-quants, Q4_K and Q6_K: Q5_K and IQ4_XS were slower with two (perf-log.md,
+// 2026-12-07), and Q2_K and Q3_K have not been tried with k_tile's groups.
 template <class P>
 constexpr PackedKernels block_kernels() {
     return {nullptr, packed_gemm<P>, packed_gemv2<P>};
@@ -721,13 +722,20 @@ constexpr PackedKernels float_kernels() {
 }
 
 constexpr PackedOverride kPacked[] = {
-    {Type::F32, float_kernels<LoadF32<Avx2>>()},   {Type::F16, float_kernels<LoadF16<Avx2>>()},
-    {Type::BF16, float_kernels<LoadBF16<Avx2>>()}, {Type::Q8_0, block_kernels<PackedQ8>()},
-    {Type::Q4_0, block_kernels<PackedQ4>()},       {Type::Q5_0, block_kernels<PackedQ5>()},
-    {Type::IQ4_NL, block_kernels<PackedIQ4NL>()},  {Type::Q4_1, block_kernels<PackedQ4_1>()},
-    {Type::Q5_1, block_kernels<PackedQ5_1>()},     {Type::Q4_K, {nullptr, k_gemm<Q4K>}},
-    {Type::Q5_K, {nullptr, k_gemm<Q5K>}},          {Type::Q6_K, {nullptr, k_gemm<Q6K>}},
-    {Type::IQ4_XS, {nullptr, k_gemm<IQ4XS>}},      {Type::Q3_K, {nullptr, packed_gemm_q3_K}},
+    {Type::F32, float_kernels<LoadF32<Avx2>>()},
+    {Type::F16, float_kernels<LoadF16<Avx2>>()},
+    {Type::BF16, float_kernels<LoadBF16<Avx2>>()},
+    {Type::Q8_0, block_kernels<PackedQ8>()},
+    {Type::Q4_0, block_kernels<PackedQ4>()},
+    {Type::Q5_0, block_kernels<PackedQ5>()},
+    {Type::IQ4_NL, block_kernels<PackedIQ4NL>()},
+    {Type::Q4_1, block_kernels<PackedQ4_1>()},
+    {Type::Q5_1, block_kernels<PackedQ5_1>()},
+    {Type::Q4_K, {nullptr, k_gemm<Q4K>, k_gemv2<Q4K>}},
+    {Type::Q5_K, {nullptr, k_gemm<Q5K>}},
+    {Type::Q6_K, {nullptr, k_gemm<Q6K>, k_gemv2<Q6K>}},
+    {Type::IQ4_XS, {nullptr, k_gemm<IQ4XS>}},
+    {Type::Q3_K, {nullptr, packed_gemm_q3_K}},
     {Type::Q2_K, {nullptr, packed_gemm_q2_K}},
 };
 
