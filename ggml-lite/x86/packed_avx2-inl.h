@@ -396,7 +396,7 @@ void k_gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y, 
         nt, [&]<int NT>() { k_tile<K, NT>(n / QK_K, &wb, xb, x_stride, &y, y_stride, &nr); });
 }
 
-// PackedKernels::gemv2: one token against two groups (Q4_K and Q6_K, packed_avx2.cpp).
+// PackedKernels::gemv2: one token against two groups (Q2_K, Q4_K and Q6_K: packed_avx2.cpp).
 template <class K>
 void k_gemv2(int64_t n, const void* w0, const void* w1, const void* x, float* y0, float* y1,
              int nr0, int nr1) {

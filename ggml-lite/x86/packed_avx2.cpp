@@ -710,8 +710,8 @@ void packed_float_gemv2(int64_t n, const void* w0, const void* w1, const void* x
 
 // The entry points, in one table: the gemm of every packed type, and gemv2 where one token
 // streams two row groups side by side faster than one (kernels.md, "Decode reads two streams per
-// core"). Of the k-quants, Q4_K and Q6_K: Q5_K and IQ4_XS were slower with two (perf-log.md,
-// 2026-12-07), and Q2_K and Q3_K have not been tried with k_tile's groups.
+// core"). Of the k-quants, Q2_K, Q4_K and Q6_K: Q5_K and IQ4_XS were slower with two and Q3_K
+// level (perf-log.md, 2026-12-07).
 template <class P>
 constexpr PackedKernels block_kernels() {
     return {nullptr, packed_gemm<P>, packed_gemv2<P>};
@@ -736,7 +736,7 @@ constexpr PackedOverride kPacked[] = {
     {Type::Q6_K, {nullptr, k_gemm<Q6K>, k_gemv2<Q6K>}},
     {Type::IQ4_XS, {nullptr, k_gemm<IQ4XS>}},
     {Type::Q3_K, {nullptr, packed_gemm_q3_K}},
-    {Type::Q2_K, {nullptr, packed_gemm_q2_K}},
+    {Type::Q2_K, {nullptr, packed_gemm_q2_K, packed_gemv2_q2_K}},
 };
 
 }  // namespace

@@ -34,11 +34,13 @@ void packed_gemm_grid(int64_t n, const void* w, const void* x, size_t x_stride, 
 
 namespace LILA_AVX2_NS {
 
-// Q3_K and Q2_K, from packed_q23_avx2.cpp.
+// Q3_K and Q2_K, from packed_q23_avx2.cpp (Q2_K's gemv2: k_gemv2).
 void packed_gemm_q3_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
 void packed_gemm_q2_K(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                       int64_t y_stride, int nr, int nt);
+void packed_gemv2_q2_K(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1);
 
 }  // namespace LILA_AVX2_NS
 }  // namespace ggml_lite

@@ -118,4 +118,9 @@ void packed_gemm_q2_K(int64_t n, const void* w, const void* x, size_t x_stride, 
     k_gemm<Q2K>(n, w, x, x_stride, y, y_stride, nr, nt);
 }
 
+void packed_gemv2_q2_K(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                       float* y1, int nr0, int nr1) {
+    k_gemv2<Q2K>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
 }  // namespace ggml_lite::LILA_AVX2_NS
