@@ -240,8 +240,8 @@ struct PackedQ8 {
 #endif
 
 // The AVX2 block kernels lead into L1 only, 8 block columns ahead: each reads a 64-byte word in
-// two halves, a group half at a time. Decode without the L1 lead was 7% slower (Q8_0, a Zen 5);
-// with kFarAhead into L2 as well, 10-27% slower at 1 thread (Q4_0 through IQ4_NL, a Zen 3).
+// two halves, a group half at a time. Decode with the L2 lead alone was 7% slower (Q8_0, a Zen 5);
+// with kFarAhead into L2 as well, 3-27% slower at 1 thread (Q4_0 through IQ4_NL, a Zen 3).
 constexpr Lead kBlockLead = Lead::L1;
 
 // Half h of a block column (rows 8h..8h + 7): the rows' scales and (Q4_1, Q5_1) minimums.
