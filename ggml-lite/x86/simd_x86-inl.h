@@ -359,7 +359,7 @@ template <class Block>
 // The packed float kernels' pass that streams a group (packed.h: 4-column blocks of 16 rows):
 // the block at wb's lines 2 KiB ahead into L1 and kFarAhead ahead into L2, as `lead` says.
 template <class Elem>
-[[gnu::always_inline]] inline void prefetch_float_block(const Elem* wb, Lead lead = Lead::L1AndL2) {
+[[gnu::always_inline]] inline void prefetch_float_block(const Elem* wb, Lead lead) {
     constexpr size_t kStep = 4 * kPackRows * sizeof(Elem);
     const auto* bytes = reinterpret_cast<const uint8_t*>(wb);
     if (leads_l1(lead)) prefetch_lines<kStep>(bytes + 2048);
