@@ -12,7 +12,7 @@ CMAKE_ARGS ?=
 SHARED     ?= ../shared
 SUDO       := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-DEPS := cmake g++ make libgtest-dev libbenchmark-dev libxsimd-dev nlohmann-json3-dev \
+DEPS := cmake g++ binutils make libgtest-dev libbenchmark-dev libxsimd-dev nlohmann-json3-dev \
         libpcre2-dev libcli11-dev libedit-dev libcpp-httplib-dev g++-aarch64-linux-gnu \
         qemu-user tmux clang libclang-rt-14-dev libomp-dev clang-format nodejs \
         chromium nginx

@@ -112,7 +112,8 @@ void quantize_q8_1(const float* x, void* vy, int64_t n) {
 // Always inlined, as is every helper that calls it. GCC counts a prefetch as no side effect, so a
 // helper left out of line, or the part of one that its partial inlining splits off (the L2 lead
 // of prefetch_block), is a const function, and its calls are deleted as dead code: GCC 12 had
-// dropped every L2 lead of the 32-value block and float kernels that way.
+// dropped every L2 lead of the AVX-512 packed kernels that way, and both leads of the
+// avx512_bf16 pass.
 template <size_t Bytes, int Locality = 3>
 [[gnu::always_inline]] inline void prefetch_lines(const uint8_t* p) {
     for (size_t off = 0; off < Bytes; off += 64) __builtin_prefetch(p + off, 0, Locality);

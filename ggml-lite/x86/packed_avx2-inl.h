@@ -297,86 +297,86 @@ void k_tile(int64_t nb, const typename K::Block* const* wg, const uint8_t* x, si
     constexpr size_t kEighth = (sizeof(Block) + 8 * 64 - 1) / (8 * 64) * 64;
     // The tokens' magnitudes made once per super-block (kMagnitudes, more than one token).
     constexpr bool kMagArray = kMagnitudes<K> && NT > 1;
+    using Magnitudes = int8_t[kMagArray ? NT : 1][kMagArray ? QK_K : 1];
     constexpr int kWords = sum_words<K>(), kChains = chains<K>();
+    // Column b of one group (its blocks w, rows nr) into that group's sums.
+    const auto column = [&](const Block* w, int nr, auto& acc, int64_t b)
+        __attribute__((always_inline)) {
+        alignas(32) Magnitudes mag;
+        if constexpr (kMagArray) {
+            for (int t = 0; t < NT; t++) {
+                for (int i = 0; i < QK_K; i += 32) magnitudes(act(t, b).qs + i, mag[t] + i);
+            }
+        }
+        for (int h = 0; h < halves(nr); h++) {
+            const typename K::Scales s(w[b], h);
+            __m256i isum[NT];
+            for (int t = 0; t < NT; t++) isum[t] = K::init(s, act(t, b));
+#pragma GCC unroll 8
+            // Unrolled, so that a unit's activation bytes and scales are fixed offsets: rolled,
+            // the index arithmetic of the activations and scales cost as much as the vector work
+            // (bench-kernels incache, one token: Q6_K 25%, Q4_K and Q2_K 11% faster unrolled).
+            for (int u = 0; u < kUnits; u++) {
+                if (h == 0) {
+                    const auto* here = reinterpret_cast<const uint8_t*>(w + b) + u * kEighth;
+                    prefetch_lines<kEighth, 2>(here + kFarAhead);
+                }
+                constexpr bool kByWord = NT == 1 && kHasWord<K>;
+                __m256i op[kByWord ? 1 : K::kOps];
+                if constexpr (!kByWord) {
+                    unit_operands<K>(w[b], h, u, op);
+                }
+                // One token at a time, its sum in memory: unrolled, the tokens' sums and
+                // activation words crowd the unit's operands out of the registers.
+#pragma GCC unroll 1
+                for (int t = 0; t < NT; t++) {
+                    const int8_t* xq = opaque(act(t, b).qs);
+#pragma GCC unroll 8
+                    for (int m0 = 0; m0 < 8; m0 += kWords) {
+                        __m256i p[kChains] = {};
+#pragma GCC unroll 8
+                        for (int m = m0; m < m0 + kWords; m++) {
+                            const int at = 32 * u + 4 * m;
+                            __m256i& pc = p[m % kChains];
+                            int o = m;  // word m's operand: op[o]
+                            if constexpr (kByWord) {
+                                op[0] = K::word(w[b], h, u, m);
+                                o = 0;
+                            }
+                            if constexpr (kMagnitudes<K> && NT == 1) {
+                                // One token: its magnitudes in registers. Read back from memory
+                                // right after they were made, IQ4_XS decode took 1.5x as long
+                                // (bench-kernels matvec, perf-log.md).
+                                const __m256i xw = word(xq + at);
+                                pc = add_dot(pc, K::factors(op, o, xw, _mm256_abs_epi8(xw)));
+                            } else if constexpr (kMagArray) {
+                                pc = add_dot(pc,
+                                             K::factors(op, o, word(xq + at), word(mag[t] + at)));
+                            } else {
+                                pc = add_dot(pc, K::factors(op, o, word(xq + at)));
+                            }
+                        }
+                        __m256i sum = p[0];
+                        if constexpr (kChains == 2) sum = _mm256_add_epi32(p[0], p[1]);
+                        isum[t] = _mm256_add_epi32(isum[t], scaled(sum, K::scale(s, u, m0)));
+                    }
+                }
+            }
+            const __m256 wd = half_d(w[b].d + kHalfRows * h);
+            for (int t = 0; t < NT; t++) {
+                const block_q8_K& xb = act(t, b);
+                acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]),
+                                            _mm256_mul_ps(wd, _mm256_set1_ps(xb.d)), acc[t][h]);
+                acc[t][h] = K::finish(w[b], h, s, xb, acc[t][h]);
+            }
+        }
+    };
     __m256 accg[G][NT][2];
     for (int g = 0; g < G; g++) {
         for (int t = 0; t < NT; t++) accg[g][t][0] = accg[g][t][1] = _mm256_setzero_ps();
     }
     for (int64_t b = 0; b < nb; b++) {
-        for (int g = 0; g < G; g++) {
-            const typename K::Block* w = wg[g];
-            const int nr = nrg[g];
-            auto& acc = accg[g];
-            alignas(32) int8_t mag[kMagArray ? NT : 1][kMagArray ? QK_K : 1];
-            if constexpr (kMagArray) {
-                for (int t = 0; t < NT; t++) {
-                    for (int i = 0; i < QK_K; i += 32) magnitudes(act(t, b).qs + i, mag[t] + i);
-                }
-            }
-            for (int h = 0; h < halves(nr); h++) {
-                const typename K::Scales s(w[b], h);
-                __m256i isum[NT];
-                for (int t = 0; t < NT; t++) isum[t] = K::init(s, act(t, b));
-#pragma GCC unroll 8
-                // Unrolled, so that a unit's activation bytes and scales are fixed offsets: rolled,
-                // the index arithmetic of the activations and scales cost as much as the vector
-                // work (bench-kernels incache, one token: Q6_K 25%, Q4_K and Q2_K 11% faster
-                // unrolled).
-                for (int u = 0; u < kUnits; u++) {
-                    if (h == 0) {
-                        const auto* here = reinterpret_cast<const uint8_t*>(w + b) + u * kEighth;
-                        prefetch_lines<kEighth, 2>(here + kFarAhead);
-                    }
-                    constexpr bool kByWord = NT == 1 && kHasWord<K>;
-                    __m256i op[kByWord ? 1 : K::kOps];
-                    if constexpr (!kByWord) {
-                        unit_operands<K>(w[b], h, u, op);
-                    }
-                    // One token at a time, its sum in memory: unrolled, the tokens' sums and
-                    // activation words crowd the unit's operands out of the registers.
-#pragma GCC unroll 1
-                    for (int t = 0; t < NT; t++) {
-                        const int8_t* xq = opaque(act(t, b).qs);
-#pragma GCC unroll 8
-                        for (int m0 = 0; m0 < 8; m0 += kWords) {
-                            __m256i p[kChains] = {};
-#pragma GCC unroll 8
-                            for (int m = m0; m < m0 + kWords; m++) {
-                                const int at = 32 * u + 4 * m;
-                                __m256i& pc = p[m % kChains];
-                                int o = m;  // word m's operand: op[o]
-                                if constexpr (kByWord) {
-                                    op[0] = K::word(w[b], h, u, m);
-                                    o = 0;
-                                }
-                                if constexpr (kMagnitudes<K> && NT == 1) {
-                                    // One token: its magnitudes in registers. Read back from memory
-                                    // right after they were made, IQ4_XS decode took 1.5x as long
-                                    // (bench-kernels matvec, perf-log.md).
-                                    const __m256i xw = word(xq + at);
-                                    pc = add_dot(pc, K::factors(op, o, xw, _mm256_abs_epi8(xw)));
-                                } else if constexpr (kMagArray) {
-                                    pc = add_dot(
-                                        pc, K::factors(op, o, word(xq + at), word(mag[t] + at)));
-                                } else {
-                                    pc = add_dot(pc, K::factors(op, o, word(xq + at)));
-                                }
-                            }
-                            __m256i sum = p[0];
-                            if constexpr (kChains == 2) sum = _mm256_add_epi32(p[0], p[1]);
-                            isum[t] = _mm256_add_epi32(isum[t], scaled(sum, K::scale(s, u, m0)));
-                        }
-                    }
-                }
-                const __m256 wd = half_d(w[b].d + kHalfRows * h);
-                for (int t = 0; t < NT; t++) {
-                    const block_q8_K& xb = act(t, b);
-                    acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]),
-                                                _mm256_mul_ps(wd, _mm256_set1_ps(xb.d)), acc[t][h]);
-                    acc[t][h] = K::finish(w[b], h, s, xb, acc[t][h]);
-                }
-            }
-        }
+        for (int g = 0; g < G; g++) column(wg[g], nrg[g], accg[g], b);
     }
     for (int g = 0; g < G; g++) {
         for (int t = 0; t < NT; t++) {

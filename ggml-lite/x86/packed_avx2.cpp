@@ -610,11 +610,10 @@ void packed_float_tile(int64_t n, int64_t c0, int64_t c1, const typename P::Elem
             // on memory, and bench-kernels' 2048x2048x64 ran 25-35% slower for F16 and BF16,
             // about 12% for F32 (perf-log.md).
             const auto* wb = w[g] + c * kPackRows;
-            constexpr size_t kBlockBytes = 4 * kPackRows * sizeof(Elem);
             if constexpr (RP == kGroupPairs) {
                 prefetch_float_block(wb, Lead::L1);
             } else if constexpr (kLead) {
-                prefetch_lines<kBlockBytes, 2>(
+                prefetch_lines<4 * kPackRows * sizeof(Elem), 2>(
                     reinterpret_cast<const uint8_t*>(wb + kFloatChunk * kPackRows));
             }
             step(g, wb,

@@ -6,6 +6,10 @@
 # the part const (a prefetch has no side effect to it) and deleted its calls as dead code.
 #
 #     sh tests/ggml-lite/prefetch_leads.sh OBJECT...
+if ! command -v objdump >/dev/null; then
+    echo "objdump not found: install binutils (make deps)"
+    exit 1
+fi
 status=0
 checked=0
 for object in "$@"; do
@@ -21,10 +25,7 @@ for object in "$@"; do
         /^[0-9a-f]+ <.*>:$/ { done_function(); name = $0; t0 = 0; t1 = 0; next }
         /prefetcht0/ { t0++ }
         /prefetcht1/ { t1++ }
-        END { done_function(); print "LEADS " leads + 0 }') || {
-        echo "objdump failed on $object"
-        exit 1
-    }
+        END { done_function(); print "LEADS " leads + 0 }')
     missing=$(printf '%s\n' "$result" | grep '^MISSING' | sed 's/^MISSING //')
     if [ -n "$missing" ]; then
         echo "$object: functions that prefetch into L1 and not into L2:"
