@@ -249,6 +249,12 @@ constexpr bool kHasWord = requires(const typename K::Block& w) {
     K::word(w, 0, 0, 0);
 };
 
+// Whether K asks for its one-token tile a half at a time (kPaired).
+template <class K>
+constexpr bool kHalfByHalf = requires {
+    requires K::kHalfByHalf;
+};
+
 // Unit u's K::kOps operands: K's unit, or its words one by one.
 template <class K>
 void unit_operands(const typename K::Block& w, int h, int u, __m256i* op) {
@@ -259,6 +265,11 @@ void unit_operands(const typename K::Block& w, int h, int u, __m256i* op) {
         K::unit(w, h, u, op);
     }
 }
+
+// Whether K's one-token tile takes both halves together (k_tile's column_paired): a K with words,
+// unless it sets kHalfByHalf.
+template <class K>
+constexpr bool kPaired = kHasWord<K> && !kMagnitudes<K> && !kHalfByHalf<K>;
 
 // Each k-quant K gives Block, kGroup (words whose vpmaddubsw sums add up in int16 exactly, at
 // most 4 where a scale covers 16 values), kScaleWords (consecutive words under one scale), kOps
@@ -276,7 +287,7 @@ void unit_operands(const typename K::Block& w, int h, int u, __m256i* op) {
 // (bench-kernels incache, one thread: Q3_K 8-10%, Q5_K 5-11%, Q6_K 4-10% faster by word, Q4_K,
 // whose word is Q5_K's without the fifth bits, level; Q2_K level and IQ4_XS 14-27% slower by
 // word, so those two keep their units). Tiles of several tokens make a unit once for all of
-// them.
+// them, and one token against a kPaired K takes both halves at each word (column_paired).
 //
 // G groups (wg[g], yg[g], nrg[g]) take turns a super-block column at a time: with G = 2 one token
 // streams two places of the matrix (gemv2), each group's sums in gemm's order. One column of one
@@ -371,12 +382,60 @@ void k_tile(int64_t nb, const typename K::Block* const* wg, const uint8_t* x, si
             }
         }
     };
+    // One token against a kPaired K (decode): both halves at each word, so that one activation
+    // broadcast serves 16 rows (bench-kernels incache/q4_k 10% faster, Q4_K_S tg32 at 1 thread
+    // 6-8%); otherwise column's prefetch and sums. A last group of at most 8 rows has zero rows for
+    // its second half: computed, not stored. (KP: instantiated only where called, for a kPaired
+    // K. The same code as a function template of its own made Q6_K's gemv2 1.6x slower,
+    // bench-kernels matvec/q6_k.)
+    const auto column_paired = [&]<class KP = K>(const typename KP::Block* w, auto& acc, int64_t b)
+        __attribute__((always_inline)) {
+        const typename KP::Scales s[2] = {{w[b], 0}, {w[b], 1}};
+        const block_q8_K& xb = act(0, b);
+        const int8_t* xq = opaque(xb.qs);
+        __m256i isum[2] = {KP::init(s[0], xb), KP::init(s[1], xb)};
+#pragma GCC unroll 8
+        for (int u = 0; u < kUnits; u++) {
+            const auto* here = reinterpret_cast<const uint8_t*>(w + b) + u * kEighth;
+            prefetch_lines<kEighth, 2>(here + kFarAhead);
+#pragma GCC unroll 8
+            for (int m0 = 0; m0 < 8; m0 += kWords) {
+                __m256i p[2][kChains] = {};
+#pragma GCC unroll 8
+                for (int m = m0; m < m0 + kWords; m++) {
+                    const __m256i xw = word(xq + 32 * u + 4 * m);
+                    for (int h = 0; h < 2; h++) {
+                        const __m256i op = KP::word(w[b], h, u, m);
+                        p[h][m % kChains] = add_dot(p[h][m % kChains], KP::factors(&op, 0, xw));
+                    }
+                }
+                for (int h = 0; h < 2; h++) {
+                    __m256i sum = p[h][0];
+                    if constexpr (kChains == 2) sum = _mm256_add_epi32(p[h][0], p[h][1]);
+                    isum[h] = _mm256_add_epi32(isum[h], scaled(sum, KP::scale(s[h], u, m0)));
+                }
+            }
+        }
+        const __m256 xd = _mm256_set1_ps(xb.d);
+        for (int h = 0; h < 2; h++) {
+            const __m256 wd = half_d(w[b].d + kHalfRows * h);
+            acc[0][h] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h]), _mm256_mul_ps(wd, xd), acc[0][h]);
+            acc[0][h] = KP::finish(w[b], h, s[h], xb, acc[0][h]);
+        }
+    };
     __m256 accg[G][NT][2];
     for (int g = 0; g < G; g++) {
         for (int t = 0; t < NT; t++) accg[g][t][0] = accg[g][t][1] = _mm256_setzero_ps();
     }
     for (int64_t b = 0; b < nb; b++) {
-        for (int g = 0; g < G; g++) column(wg[g], nrg[g], accg[g], b);
+        for (int g = 0; g < G; g++) {
+            if constexpr (NT == 1 && kPaired<K>) {
+                column_paired(wg[g], accg[g], b);
+            } else {
+                column(wg[g], nrg[g], accg[g], b);
+            }
+        }
     }
     for (int g = 0; g < G; g++) {
         for (int t = 0; t < NT; t++) {
