@@ -383,11 +383,11 @@ void k_tile(int64_t nb, const typename K::Block* const* wg, const uint8_t* x, si
         }
     };
     // One token against a kPaired K (decode): both halves at each word, so that one activation
-    // broadcast serves 16 rows (bench-kernels incache/q4_k 10% faster, Q4_K_S tg32 at 1 thread
-    // 6-8%); otherwise column's prefetch and sums. A last group of at most 8 rows has zero rows for
-    // its second half: computed, not stored. (KP: instantiated only where called, for a kPaired
-    // K. The same code as a function template of its own made Q6_K's gemv2 1.6x slower,
-    // bench-kernels matvec/q6_k.)
+    // broadcast serves 16 rows (bench-kernels incache/q4_k 0.9x the time; Q6_K tg32 1.10x at 1
+    // thread, 1.19x at 2, Q4_K's within the noise); otherwise column's prefetch and sums. A last
+    // group of at most 8 rows has zero rows for its second half: computed, not stored. (KP:
+    // instantiated only where called, for a kPaired K. The same code as a function template of its
+    // own made Q6_K's gemv2 1.6x slower, bench-kernels matvec/q6_k.)
     const auto column_paired = [&]<class KP = K>(const typename KP::Block* w, auto& acc, int64_t b)
         __attribute__((always_inline)) {
         const typename KP::Scales s[2] = {{w[b], 0}, {w[b], 1}};

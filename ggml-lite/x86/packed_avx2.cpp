@@ -389,8 +389,8 @@ struct KMin : UnsignedLevels {
     static constexpr int kGroup = FifthBits ? 4 : 8;
     static_assert(kGroup * 2 * (FifthBits ? 31 : 15) * 128 < 32768);
     static constexpr int kScaleWords = 8;
-    // Q5_K's one token half by half: both halves at each word, bench-kernels matvec/q5_k took
-    // 1.1x as long.
+    // Q5_K's one token half by half: with both halves at each word, bench-kernels matvec/q5_k
+    // took 1.1-1.2x as long (incache level).
     static constexpr bool kHalfByHalf = FifthBits;
     // Half h's scales (sc[j] for vpmaddwd) and mins as pairs (m_2i, m_2i+1).
     struct Scales {
