@@ -266,8 +266,8 @@ void unit_operands(const typename K::Block& w, int h, int u, __m256i* op) {
     }
 }
 
-// Whether K's one-token tile takes both halves together (k_tile's column_paired): a K with words,
-// unless it sets kHalfByHalf.
+// Whether K's one-token tile takes both halves together (k_tile's column_paired): a K with words
+// and unsigned activations (column_paired has no magnitudes), unless it sets kHalfByHalf.
 template <class K>
 constexpr bool kPaired = kHasWord<K> && !kMagnitudes<K> && !kHalfByHalf<K>;
 
@@ -310,6 +310,26 @@ void k_tile(int64_t nb, const typename K::Block* const* wg, const uint8_t* x, si
     constexpr bool kMagArray = kMagnitudes<K> && NT > 1;
     using Magnitudes = int8_t[kMagArray ? NT : 1][kMagArray ? QK_K : 1];
     constexpr int kWords = sum_words<K>(), kChains = chains<K>();
+    // Unit u's share of the lead for the column at wb.
+    const auto lead = [](const Block* wb, int u) __attribute__((always_inline)) {
+        prefetch_lines<kEighth, 2>(reinterpret_cast<const uint8_t*>(wb) + u * kEighth + kFarAhead);
+    };
+    // isum plus a group's sums p (its chains) times the rows' scale.
+    const auto add_group =
+        [](__m256i isum, const __m256i* p, __m256i scale) __attribute__((always_inline)) {
+        __m256i sum = p[0];
+        if constexpr (kChains == 2) sum = _mm256_add_epi32(p[0], p[1]);
+        return _mm256_add_epi32(isum, scaled(sum, scale));
+    };
+    // acc plus half h's integer sum isum against token xb, times d_w (wd) and d_x, then K's float
+    // steps.
+    const auto add_half =
+        [](const Block& wb, int h, const typename K::Scales& s, const block_q8_K& xb, __m256 wd,
+           __m256i isum, __m256 acc) __attribute__((always_inline)) {
+        acc =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(wd, _mm256_set1_ps(xb.d)), acc);
+        return K::finish(wb, h, s, xb, acc);
+    };
     // Column b of one group (its blocks w, rows nr) into that group's sums.
     const auto column = [&](const Block* w, int nr, auto& acc, int64_t b)
         __attribute__((always_inline)) {
@@ -328,10 +348,7 @@ void k_tile(int64_t nb, const typename K::Block* const* wg, const uint8_t* x, si
             // the index arithmetic of the activations and scales cost as much as the vector work
             // (bench-kernels incache, one token: Q6_K 25%, Q4_K and Q2_K 11% faster unrolled).
             for (int u = 0; u < kUnits; u++) {
-                if (h == 0) {
-                    const auto* here = reinterpret_cast<const uint8_t*>(w + b) + u * kEighth;
-                    prefetch_lines<kEighth, 2>(here + kFarAhead);
-                }
+                if (h == 0) lead(w + b, u);
                 constexpr bool kByWord = NT == 1 && kHasWord<K>;
                 __m256i op[kByWord ? 1 : K::kOps];
                 if constexpr (!kByWord) {
@@ -367,24 +384,18 @@ void k_tile(int64_t nb, const typename K::Block* const* wg, const uint8_t* x, si
                                 pc = add_dot(pc, K::factors(op, o, word(xq + at)));
                             }
                         }
-                        __m256i sum = p[0];
-                        if constexpr (kChains == 2) sum = _mm256_add_epi32(p[0], p[1]);
-                        isum[t] = _mm256_add_epi32(isum[t], scaled(sum, K::scale(s, u, m0)));
+                        isum[t] = add_group(isum[t], p, K::scale(s, u, m0));
                     }
                 }
             }
             const __m256 wd = half_d(w[b].d + kHalfRows * h);
-            for (int t = 0; t < NT; t++) {
-                const block_q8_K& xb = act(t, b);
-                acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]),
-                                            _mm256_mul_ps(wd, _mm256_set1_ps(xb.d)), acc[t][h]);
-                acc[t][h] = K::finish(w[b], h, s, xb, acc[t][h]);
-            }
+            for (int t = 0; t < NT; t++)
+                acc[t][h] = add_half(w[b], h, s, act(t, b), wd, isum[t], acc[t][h]);
         }
     };
     // One token against a kPaired K (decode): both halves at each word, so that one activation
     // broadcast serves 16 rows (bench-kernels incache/q4_k 0.9x the time; Q6_K tg32 1.10x at 1
-    // thread, 1.19x at 2, Q4_K's within the noise); otherwise column's prefetch and sums. A last
+    // thread, 1.19x at 2, Q4_K's within the noise); otherwise column's lead and steps. A last
     // group of at most 8 rows has zero rows for its second half: computed, not stored. (KP:
     // instantiated only where called, for a kPaired K. The same code as a function template of its
     // own made Q6_K's gemv2 1.6x slower, bench-kernels matvec/q6_k.)
@@ -396,8 +407,7 @@ void k_tile(int64_t nb, const typename K::Block* const* wg, const uint8_t* x, si
         __m256i isum[2] = {KP::init(s[0], xb), KP::init(s[1], xb)};
 #pragma GCC unroll 8
         for (int u = 0; u < kUnits; u++) {
-            const auto* here = reinterpret_cast<const uint8_t*>(w + b) + u * kEighth;
-            prefetch_lines<kEighth, 2>(here + kFarAhead);
+            lead(w + b, u);
 #pragma GCC unroll 8
             for (int m0 = 0; m0 < 8; m0 += kWords) {
                 __m256i p[2][kChains] = {};
@@ -409,20 +419,13 @@ void k_tile(int64_t nb, const typename K::Block* const* wg, const uint8_t* x, si
                         p[h][m % kChains] = add_dot(p[h][m % kChains], KP::factors(&op, 0, xw));
                     }
                 }
-                for (int h = 0; h < 2; h++) {
-                    __m256i sum = p[h][0];
-                    if constexpr (kChains == 2) sum = _mm256_add_epi32(p[h][0], p[h][1]);
-                    isum[h] = _mm256_add_epi32(isum[h], scaled(sum, KP::scale(s[h], u, m0)));
-                }
+                for (int h = 0; h < 2; h++)
+                    isum[h] = add_group(isum[h], p[h], KP::scale(s[h], u, m0));
             }
         }
-        const __m256 xd = _mm256_set1_ps(xb.d);
-        for (int h = 0; h < 2; h++) {
-            const __m256 wd = half_d(w[b].d + kHalfRows * h);
+        for (int h = 0; h < 2; h++)
             acc[0][h] =
-                _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h]), _mm256_mul_ps(wd, xd), acc[0][h]);
-            acc[0][h] = KP::finish(w[b], h, s[h], xb, acc[0][h]);
-        }
+                add_half(w[b], h, s[h], xb, half_d(w[b].d + kHalfRows * h), isum[h], acc[0][h]);
     };
     __m256 accg[G][NT][2];
     for (int g = 0; g < G; g++) {
