@@ -38,8 +38,8 @@ Isa active_isa();
 // supported). Throws std::runtime_error naming the value when it is unknown or unsupported.
 Isa select_isa(const char* lila_isa);
 
-// How the AVX-512 packed kernels prefetch their weights in software when one token streams them
-// (decode; prefill always leads into L1 and L2), where a CPU family was measured to want other
+// How the packed kernels prefetch their weights in software when one token streams them (decode;
+// AVX-512 prefill always leads into L1 and L2), where a CPU family was measured to want other
 // than the default (docs/PERF.md, "What each optimisation bought"):
 // - float_decode: the float kernels prefetch at all. Off on AMD family 19h (Zen 4, the family's
 //   cores with AVX-512), whose own prefetchers stream float weights faster alone (decode at 1
@@ -51,9 +51,14 @@ Isa select_isa(const char* lila_isa);
 //   blocks 29.1 -> 23.8 GB/s in a scratch loop) and BF16 decode at 1 thread by 3-21%; on the
 //   Intel Xeon L2 alone had been slower than both. The F32/F16 FMA passes keep it (F16 decode
 //   lost 4% in the mean without it).
+// - avx2_block_l2: the AVX2 32-value block kernels (Q4_0 through IQ4_NL) lead one token's pass
+//   kFarAhead into L2 as well as 8 blocks into L1. Off on AMD family 19h: on a Zen 3 it made
+//   decode at 1 thread 3-27% slower; on the Intel Xeon (Emerald Rapids) it made decode about 6%
+//   faster, on a Zen 5 0-12%. Their prefill leads into L1 only.
 struct PrefetchPolicy {
     bool float_decode = true;
     bool decode_l1 = true;
+    bool avx2_block_l2 = true;
 };
 // The first form asks about this CPU.
 PrefetchPolicy prefetch_policy();

@@ -239,10 +239,14 @@ struct PackedQ8 {
 
 #endif
 
-// The AVX2 block kernels lead into L1 only, 8 block columns ahead: each reads a 64-byte word in
-// two halves, a group half at a time. Decode with the L2 lead alone was 7% slower (Q8_0, a Zen 5);
-// with kFarAhead into L2 as well, 3-27% slower at 1 thread (Q4_0 through IQ4_NL, a Zen 3).
-constexpr Lead kBlockLead = Lead::L1;
+// The AVX2 block kernels lead into L1, 8 block columns ahead: each reads a 64-byte word in two
+// halves, a group half at a time. One token's pass leads kFarAhead into L2 as well where this
+// CPU's policy says (cpu.h: avx2_block_l2; the lead into L2 alone was 7% slower, Q8_0 on a Zen 5);
+// prefill leads into L1 only (with both, level on a Zen 3).
+constexpr Lead kTileLead = Lead::L1;
+Lead decode_lead() {
+    return prefetch_policy().avx2_block_l2 ? Lead::L1AndL2 : Lead::L1;
+}
 
 // Half h of a block column (rows 8h..8h + 7): the rows' scales and (Q4_1, Q5_1) minimums.
 template <class P>
@@ -288,12 +292,13 @@ void packed_decode(int64_t nb, const typename P::Block* const* w, const uint8_t*
     const auto* xa = reinterpret_cast<const typename P::Act*>(x);
     __m256 acc[G][2];
     for (int g = 0; g < G; g++) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
+    const Lead lead = decode_lead();
     for (int64_t b = 0; b < nb; b++) {
         alignas(32) int8_t mag[32];
         if constexpr (kMagnitudes<P>) magnitudes(xa[b].qs, mag);
 #pragma GCC unroll 2
         for (int g = 0; g < G; g++) {
-            prefetch_block(w[g] + b, kBlockLead);
+            prefetch_block(w[g] + b, lead);
             for (int h = 0; h < halves(nr[g]); h++) {
                 if constexpr (requires { P::dot_words(w[g][b], h, xa[b]); }) {
                     acc[g][h] = add_sum(P::dot_words(w[g][b], h, xa[b]), HalfScales<P>(w[g][b], h),
@@ -324,7 +329,7 @@ __attribute__((noinline)) void packed_tile(int64_t nb, const typename P::Block* 
     __m256 acc[NT][2];
     for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_block(w + b, kBlockLead);
+        prefetch_block(w + b, kTileLead);
         const uint8_t* xb = x + b * sizeof(Act);
         const auto xt = [&](int t) -> const Act& {
             return *reinterpret_cast<const Act*>(xb + t * x_stride);

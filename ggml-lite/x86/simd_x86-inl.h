@@ -323,7 +323,7 @@ struct TwoGroups {
 constexpr size_t kFarAhead = 16384;
 
 // Where a pass prefetches its weights: nowhere, closer ahead into L1, kFarAhead bytes ahead into
-// L2, or both (cpu.h: PrefetchPolicy; the AVX2 block kernels lead into L1 only).
+// L2, or both (cpu.h: PrefetchPolicy).
 enum class Lead { None, L1, L2, L1AndL2 };
 
 inline bool leads_l1(Lead lead) {

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Every function of the AVX-512 packed kernels' objects (packed*avx512*) that prefetches into L1
 # (prefetcht0) also prefetches them into L2 (prefetcht1): no AVX-512 pass leads into L1 alone
-# (simd_x86-inl.h: pass_lead). The check is on the binary because the compiler had dropped the
+# (simd_x86-inl.h: pass_lead). So does every one-token pass of the AVX2 block kernels
+# (packed_avx2's packed_decode and packed_gemv2: cpu.h, avx2_block_l2), whose prefill tiles lead
+# into L1 only. The check is on the binary because the compiler had dropped the
 # L2 lead without a word: GCC 12 split prefetch_block's L2 half off by partial inlining, counted
 # the part const (a prefetch has no side effect to it) and deleted its calls as dead code.
 #
@@ -14,11 +16,13 @@ status=0
 checked=0
 for object in "$@"; do
     case "$object" in
-    *packed*avx512*) ;;
+    *packed*avx512*) only="" ;;
+    *packed_avx2.cpp*) only="packed_decode<|packed_gemv2<" ;;
     *) continue ;;
     esac
-    result=$(objdump -d --no-show-raw-insn -C "$object" | awk '
+    result=$(objdump -d --no-show-raw-insn -C "$object" | awk -v only="$only" '
         function done_function() {
+            if (only != "" && name !~ only) return
             if (name != "" && t0 > 0 && t1 == 0) print "MISSING " name
             if (name != "" && t0 > 0 && t1 > 0) leads++
         }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "ggml-lite/cpu.h"
@@ -108,23 +109,23 @@ TEST(Cpu, ActiveIsaIsTheExpectedOne) {
     }
 }
 
-// The measured exceptions to the prefetch defaults: the float decode prefetch is off only on AMD
-// family 19h (Zen 4), decode's L1 lead only on AMD family 1Ah (Zen 5); Intel, other AMD families
-// and an unknown vendor keep both.
-TEST(Cpu, PrefetchPolicyDiffersOnlyOnZen4AndZen5) {
+// The measured exceptions to the prefetch defaults: on AMD family 19h (Zen 3, Zen 4) the float
+// decode prefetch and the AVX2 block kernels' L2 lead are off, on AMD family 1Ah (Zen 5) decode's
+// L1 lead; Intel, other AMD families and an unknown vendor keep all three.
+TEST(Cpu, PrefetchPolicyDiffersOnlyOnAmdFamilies19hAnd1Ah) {
     const auto policy = [](std::string_view vendor, unsigned family) {
         const PrefetchPolicy p = prefetch_policy(vendor, family);
-        return std::pair{p.float_decode, p.decode_l1};
+        return std::tuple{p.float_decode, p.decode_l1, p.avx2_block_l2};
     };
-    EXPECT_EQ(policy("AuthenticAMD", 0x19), std::pair(false, true));
-    EXPECT_EQ(policy("AuthenticAMD", 0x1a), std::pair(true, false));
+    EXPECT_EQ(policy("AuthenticAMD", 0x19), std::tuple(false, true, false));
+    EXPECT_EQ(policy("AuthenticAMD", 0x1a), std::tuple(true, false, true));
     for (const auto& [vendor, family] :
          {std::pair<std::string_view, unsigned>{"AuthenticAMD", 0x17},
           {"GenuineIntel", 0x6},
           {"GenuineIntel", 0x19},
           {"GenuineIntel", 0x1a},
           {"", 0}}) {
-        EXPECT_EQ(policy(vendor, family), std::pair(true, true)) << vendor << " " << family;
+        EXPECT_EQ(policy(vendor, family), std::tuple(true, true, true)) << vendor << " " << family;
     }
 }
 
