@@ -53,8 +53,8 @@ Isa select_isa(const char* lila_isa);
 //   lost 4% in the mean without it).
 // - avx2_block_l2: the AVX2 32-value block kernels (Q4_0 through IQ4_NL) lead one token's pass
 //   kFarAhead into L2 as well as 8 blocks into L1. Off on AMD family 19h: on a Zen 3 it made
-//   decode at 1 thread 3-27% slower; on the Intel Xeon (Emerald Rapids) it made decode about 6%
-//   faster, on a Zen 5 0-12%. Their prefill leads into L1 only.
+//   decode at 1 thread 3-27% slower; on the Intel Xeon (Emerald Rapids) it made decode 5% faster
+//   in the geometric mean (Q8_0 3-19%), on a Zen 5 0-12%. Their prefill leads into L1 only.
 struct PrefetchPolicy {
     bool float_decode = true;
     bool decode_l1 = true;

@@ -319,8 +319,8 @@ std::string kernel_path(const Kernels& k, Type t) {
             prefetch = "; decode leaves the prefetching to this CPU (AMD family 19h)";
         } else if (avx512 && (traits(t).block_size == 32 || bf16_dot) && !policy.decode_l1) {
             prefetch = "; decode prefetches into L2 only on this CPU (AMD family 1Ah)";
-        } else if (!avx512 && traits(t).quantized && traits(t).block_size == 32 &&
-                   !policy.avx2_block_l2) {
+        } else if ((k.isa == Isa::Avx2 || k.isa == Isa::Avx2Vnni) && traits(t).quantized &&
+                   traits(t).block_size == 32 && !policy.avx2_block_l2) {
             prefetch = "; decode prefetches into L1 only on this CPU (AMD family 19h)";
         }
         std::string instruction;
