@@ -242,7 +242,7 @@ struct PackedQ8 {
 // The AVX2 block kernels lead into L1, 8 block columns ahead: each reads a 64-byte word in two
 // halves, a group half at a time. One token's pass leads kFarAhead into L2 as well where this
 // CPU's policy says (cpu.h: avx2_block_l2; the lead into L2 alone was 7% slower, Q8_0 on a Zen 5);
-// prefill leads into L1 only (with both, level on a Zen 3).
+// prefill leads into L1 only (with both, level on a Zen 3 and on the Intel Xeon).
 constexpr Lead kTileLead = Lead::L1;
 Lead decode_lead() {
     return prefetch_policy().avx2_block_l2 ? Lead::L1AndL2 : Lead::L1;
