@@ -10,6 +10,10 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -22,6 +26,7 @@ struct Features {
     bool avx2 = false, fma = false, f16c = false, avxvnni = false;
     bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
     bool avx512vnni = false, avx512bf16 = false;
+    bool amx_tile = false, amx_int8 = false;
     bool asimd = false, asimddp = false;
     char vendor[13] = {};  // CPUID's vendor string, e.g. "AuthenticAMD"
     unsigned family = 0;   // base family plus extended family, as the vendors count
@@ -35,6 +40,20 @@ uint64_t xgetbv0() {
     uint32_t eax, edx;
     __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
     return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+// Whether this process may use the AMX tile registers. Linux keeps their 8 KiB of state off
+// until a process asks for it (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA, feature 18); the
+// permission then holds for every thread of the process, and without it the first tile
+// instruction is a fatal signal.
+bool amx_permitted() {
+#if defined(__linux__)
+    constexpr int kArchReqXcompPerm = 0x1023;
+    constexpr int kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
 }
 
 Features detect() {
@@ -55,8 +74,9 @@ Features detect() {
     if (!osxsave || !avx) return f;
 
     const uint64_t xcr0 = xgetbv0();
-    const bool os_avx = (xcr0 & 0x6) == 0x6;       // XMM and YMM state
-    const bool os_avx512 = (xcr0 & 0xe6) == 0xe6;  // plus opmask, ZMM_Hi256, Hi16_ZMM
+    const bool os_avx = (xcr0 & 0x6) == 0x6;          // XMM and YMM state
+    const bool os_avx512 = (xcr0 & 0xe6) == 0xe6;     // plus opmask, ZMM_Hi256, Hi16_ZMM
+    const bool os_amx = (xcr0 & 0x60000) == 0x60000;  // XTILECFG and XTILEDATA
     if (!os_avx) return f;
 
     f.fma = fma;
@@ -69,6 +89,10 @@ Features detect() {
             f.avx512bw = b & (1u << 30);
             f.avx512vl = b & (1u << 31);
             f.avx512vnni = c & (1u << 11);
+        }
+        if (os_amx && (d & (1u << 24)) && amx_permitted()) {
+            f.amx_tile = true;
+            f.amx_int8 = d & (1u << 25);
         }
     }
     if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
@@ -103,10 +127,10 @@ const Features& features() {
 }
 
 // Best first.
-constexpr Isa kPreference[] = {Isa::Avx512Bf16, Isa::Avx512, Isa::NeonDotprod, Isa::Avx2Vnni,
-                               Isa::Avx2,       Isa::Neon,   Isa::Scalar};
-constexpr Isa kAllIsas[] = {Isa::Scalar,      Isa::Avx2,       Isa::Avx512,  Isa::Neon,
-                            Isa::NeonDotprod, Isa::Avx512Bf16, Isa::Avx2Vnni};
+constexpr Isa kPreference[] = {Isa::Amx,      Isa::Avx512Bf16, Isa::Avx512, Isa::NeonDotprod,
+                               Isa::Avx2Vnni, Isa::Avx2,       Isa::Neon,   Isa::Scalar};
+constexpr Isa kAllIsas[] = {Isa::Scalar,      Isa::Avx2,       Isa::Avx512,   Isa::Neon,
+                            Isa::NeonDotprod, Isa::Avx512Bf16, Isa::Avx2Vnni, Isa::Amx};
 
 using Flag = bool Features::*;
 
@@ -122,6 +146,8 @@ constexpr std::pair<Flag, const char*> kFlagNames[] = {
     {&Features::avx512dq, "avx512dq"},
     {&Features::avx512vnni, "avx512vnni"},
     {&Features::avx512bf16, "avx512bf16"},
+    {&Features::amx_tile, "amx_tile"},
+    {&Features::amx_int8, "amx_int8"},
     {&Features::asimd, "asimd"},
     {&Features::asimddp, "asimddp"},
 };
@@ -144,6 +170,10 @@ constexpr Flag kAvx512Bf16Needs[] = {
     &Features::avx2,     &Features::fma,        &Features::f16c,
     &Features::avx512f,  &Features::avx512bw,   &Features::avx512vl,
     &Features::avx512dq, &Features::avx512vnni, &Features::avx512bf16};
+constexpr Flag kAmxNeeds[] = {&Features::avx2,     &Features::fma,        &Features::f16c,
+                              &Features::avx512f,  &Features::avx512bw,   &Features::avx512vl,
+                              &Features::avx512dq, &Features::avx512vnni, &Features::avx512bf16,
+                              &Features::amx_tile, &Features::amx_int8};
 constexpr Flag kNeonNeeds[] = {&Features::asimd};
 constexpr Flag kNeonDotprodNeeds[] = {&Features::asimd, &Features::asimddp};
 
@@ -159,6 +189,8 @@ std::span<const Flag> needs(Isa isa) {
             return kAvx512Needs;
         case Isa::Avx512Bf16:
             return kAvx512Bf16Needs;
+        case Isa::Amx:
+            return kAmxNeeds;
         case Isa::Neon:
             return kNeonNeeds;
         case Isa::NeonDotprod:
@@ -185,6 +217,8 @@ const char* isa_name(Isa isa) {
             return "avx512";
         case Isa::Avx512Bf16:
             return "avx512_bf16";
+        case Isa::Amx:
+            return "amx";
         case Isa::Neon:
             return "neon";
         case Isa::NeonDotprod:
@@ -208,6 +242,7 @@ bool isa_built(Isa isa) {
         case Isa::Avx2Vnni:
         case Isa::Avx512:
         case Isa::Avx512Bf16:
+        case Isa::Amx:
 #if defined(LILA_X86)
             return true;
 #else
@@ -271,7 +306,7 @@ Isa select_isa(const char* lila_isa) {
     if (!forced) {
         throw std::runtime_error(
             std::string("LILA_ISA=") + lila_isa +
-            ": unknown (scalar|avx2|avx2_vnni|avx512|avx512_bf16|neon|neon_dotprod)");
+            ": unknown (scalar|avx2|avx2_vnni|avx512|avx512_bf16|amx|neon|neon_dotprod)");
     }
     if (!isa_supported(*forced)) {
         throw std::runtime_error(std::string("LILA_ISA=") + lila_isa +

@@ -9,8 +9,9 @@
 namespace ggml_lite {
 
 // Avx512Bf16: the AVX-512 table plus BF16 weights' dot products with vdpbf16ps; Avx2Vnni: the
-// AVX2 table with the packed integer kernels on AVX-VNNI's vpdpbusd (kernels.h).
-enum class Isa { Scalar, Avx2, Avx512, Neon, NeonDotprod, Avx512Bf16, Avx2Vnni };
+// AVX2 table with the packed integer kernels on AVX-VNNI's vpdpbusd; Amx: the avx512_bf16 table
+// with the prefill of the packed 32-value block types on AMX's tile multiply (kernels.h).
+enum class Isa { Scalar, Avx2, Avx512, Neon, NeonDotprod, Avx512Bf16, Avx2Vnni, Amx };
 
 // Every Isa, in the enum's order (scalar first).
 std::span<const Isa> all_isas();
@@ -30,8 +31,9 @@ bool isa_supported(Isa isa);
 std::string isa_unsupported_reason(Isa isa);
 
 // The best supported path, or the one forced by the environment variable LILA_ISA
-// (scalar|avx2|avx2_vnni|avx512|avx512_bf16|neon|neon_dotprod). An unsupported or unknown LILA_ISA
-// is a fatal error with a message, not a silent fallback: a benchmark must measure what it says.
+// (scalar|avx2|avx2_vnni|avx512|avx512_bf16|amx|neon|neon_dotprod). An unsupported or unknown
+// LILA_ISA is a fatal error with a message, not a silent fallback: a benchmark must measure what it
+// says.
 Isa active_isa();
 
 // The path active_isa() picks for a given LILA_ISA value (nullptr or empty: the best

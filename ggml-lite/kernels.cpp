@@ -96,6 +96,9 @@ const Kernels* kernels_avx512() {
 const Kernels* kernels_avx512_bf16() {
     return nullptr;
 }
+const Kernels* kernels_amx() {
+    return nullptr;
+}
 #endif
 #if !defined(LILA_ARM)
 const Kernels* kernels_neon() {
@@ -120,6 +123,8 @@ const Kernels* kernels_for(Isa isa) {
             return kernels_avx512();
         case Isa::Avx512Bf16:
             return kernels_avx512_bf16();
+        case Isa::Amx:
+            return kernels_amx();
         case Isa::Neon:
             return kernels_neon();
         case Isa::NeonDotprod:

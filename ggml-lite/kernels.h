@@ -169,6 +169,7 @@ const Kernels* kernels_avx2();
 const Kernels* kernels_avx2_vnni();
 const Kernels* kernels_avx512();
 const Kernels* kernels_avx512_bf16();
+const Kernels* kernels_amx();
 const Kernels* kernels_neon();
 const Kernels* kernels_neon_dotprod();
 

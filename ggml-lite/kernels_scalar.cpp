@@ -752,6 +752,19 @@ void bf16_activations_ref(const float* x, void* y, int64_t n) {
     if (n % 2) out[n] = 0;
 }
 
+void bf16_chunked_activations_ref(const float* x, void* y, int64_t n) {
+    const int64_t whole = n / kBf16Chunk * kBf16Chunk;
+    bf16_activations_ref(x + whole, static_cast<bf16_t*>(y) + whole, n - whole);
+    auto* out = static_cast<uint32_t*>(y);
+    for (int64_t c0 = 0; c0 < whole; c0 += kBf16Chunk) {
+        bf16_t chunk[kBf16Chunk];
+        bf16_activations_ref(x + c0, chunk, kBf16Chunk);
+        for (int pair = 0; pair < kBf16Chunk / 2; pair++) {
+            std::memcpy(&out[c0 / 2 + pair % 2 * 16 + pair / 2], &chunk[2 * pair], 4);
+        }
+    }
+}
+
 // Column pair p of a row into partial p % 2, each pair as vdpbf16ps's pseudo-code has it: the
 // odd column's product added first, then the even one's (both exact in float).
 void packed_gemm_bf16_dot_ref(int64_t n, const void* w, const void* x, size_t x_stride, float* y,

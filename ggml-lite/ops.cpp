@@ -312,7 +312,10 @@ std::string kernel_path(const Kernels& k, Type t) {
         const char* op = traits(t).quantized ? "vpdpbusd"
                          : bf16_dot          ? "vdpbf16ps on activations rounded to BF16"
                                              : "vfmadd";
-        const bool avx512 = k.isa == Isa::Avx512 || k.isa == Isa::Avx512Bf16;
+        const bool avx512 = k.isa == Isa::Avx512 || k.isa == Isa::Avx512Bf16 || k.isa == Isa::Amx;
+        // The amx table's own kernels (Q8_0's prefill tiles and BF16 on the tile unit).
+        const bool amx =
+            k.isa == Isa::Amx && k.packed_of(t).gemm != kernels_avx512_bf16()->packed_of(t).gemm;
         const PrefetchPolicy policy = prefetch_policy();
         const char* prefetch = "";
         if (avx512 && !traits(t).quantized && !policy.float_decode) {
@@ -324,7 +327,15 @@ std::string kernel_path(const Kernels& k, Type t) {
             prefetch = "; decode prefetches into L1 only on this CPU (AMD family 19h)";
         }
         std::string instruction;
-        if (avx512) {
+        if (amx && bf16_dot) {
+            instruction =
+                " (tdpbf16ps on activations rounded to BF16, 16 rows x up to 16 tokens "
+                "per instruction, decode too)";
+        } else if (amx) {
+            instruction = std::string(" (") + op +
+                          ", 16 rows per instruction; 16 tokens at a time by tdpbsud, 16 rows x 16 "
+                          "tokens)";
+        } else if (avx512) {
             instruction = std::string(" (") + op + ", 16 rows per instruction)";
         } else if (k.isa == Isa::Avx2Vnni && traits(t).quantized) {
             instruction = " (vpdpbusd, 8 rows per instruction)";

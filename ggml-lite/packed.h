@@ -344,6 +344,12 @@ void bf16_activations_ref(const float* x, void* y, int64_t n);
 //   exact products (tests/ggml-lite/test_packed_bf16.cpp), and with itself for every tiling.
 void packed_gemm_bf16_dot_ref(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                               int64_t y_stride, int nr, int nt);
+// The amx table's BF16 activations (x86/packed_amx.cpp): bf16_activations_ref's values with each
+// whole chunk of 64 columns (32 pairs, pair P = columns 2P and 2P + 1 of the chunk) as its 16 even
+// pairs, then its 16 odd ones, so that 64 bytes hold one partial sum's pairs (p % 2 above); the
+// columns past the last whole chunk as bf16_activations_ref has them.
+void bf16_chunked_activations_ref(const float* x, void* y, int64_t n);
+constexpr int64_t kBf16Chunk = 64;
 
 // Where column c of row r is in a float group of n columns, in values.
 constexpr int64_t packed_float_index(int64_t n, int64_t c, int r) {

@@ -13,10 +13,11 @@
 #include "ggml-lite/kernels.h"
 #include "ggml-lite/packed.h"
 #include "ggml-lite/quant_tiles-inl.h"
+#include "ggml-lite/x86/packed_bf16_avx512.h"
 #include "ggml-lite/x86/simd_x86-inl.h"
 
 namespace ggml_lite {
-namespace {
+namespace avx512_bf16 {
 
 // 32 floats to bfloat16 per instruction (vcvtne2ps2bf16: round to nearest even, subnormals to
 // zero); the tail through masks, whose zeros past n give the zero bf16 that completes an odd
@@ -38,6 +39,12 @@ void bf16_activations(const float* x, void* y, int64_t n) {
                                  reinterpret_cast<__m512i>(h));
     }
 }
+
+}  // namespace avx512_bf16
+
+namespace {
+
+using avx512_bf16::bf16_activations;
 
 // A 4-column block of a packed group is 16 rows of 4 values (packed.h): two vectors, rows 0-7
 // and 8-15, whose 32-bit lane 2i + j holds row i's column pair j (columns c + 2j, c + 2j + 1),

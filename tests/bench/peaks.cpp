@@ -173,6 +173,43 @@ __attribute__((target("avx512f,avx512bf16"))) int64_t vdpbf16ps_zmm() {
     return static_cast<int64_t>(sum);
 }
 
+// tdpbsud, 4 accumulator tiles of 16 x 16 int32 from 4 operand tiles of 16 x 64 bytes loaded
+// once: 16 x 16 x 64 multiply-adds each, the tile unit's own rate (the amx table's kernels
+// multiply 32 bytes deep, one block, and finish each tile on the vector units).
+__attribute__((target("amx-tile,amx-int8"))) int64_t tdpbsud_tile() {
+    struct alignas(64) {
+        uint8_t palette = 1, start_row = 0, reserved[14] = {};
+        uint16_t colsb[16] = {};
+        uint8_t rows[16] = {};
+    } cfg, saved;
+    for (int i = 0; i < 8; i++) cfg.colsb[i] = 64, cfg.rows[i] = 16;
+    // The thread's configuration back afterwards (the amx kernels check theirs anyway). The
+    // compiler barriers keep the configurations' stores: GCC's ldtilecfg and sttilecfg declare
+    // 8 bytes of memory, not 64.
+    __asm__ volatile("" ::: "memory");
+    _tile_storeconfig(&saved);
+    _tile_loadconfig(&cfg);
+    _tile_loadd(4, kOps.x, 64);
+    _tile_loadd(5, kOps.x + 1024, 64);
+    _tile_loadd(6, kOps.x + 2048, 64);
+    _tile_loadd(7, kOps.x + 3072, 64);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t r = 0; r < kReps; r++) {
+        _tile_dpbsud(0, 4, 6);
+        _tile_dpbsud(1, 4, 7);
+        _tile_dpbsud(2, 5, 6);
+        _tile_dpbsud(3, 5, 7);
+    }
+    alignas(64) int32_t c[16][16];
+    _tile_stored(0, c, 64);
+    __asm__ volatile("" ::: "memory");
+    _tile_loadconfig(&saved);
+    return c[0][0];
+}
+
 constexpr std::array kPeaks = {
     Peak{"fma", Isa::Avx2, kReps * 12 * 8, fma_ymm},
     Peak{"int8-unsigned", Isa::Avx2, kReps * 4 * 8 * 32, int8_unsigned_ymm},
@@ -181,6 +218,7 @@ constexpr std::array kPeaks = {
     Peak{"vpdpbusd", Isa::Avx2Vnni, kReps * 10 * 32, vpdpbusd_ymm},
     Peak{"vpdpbusd", Isa::Avx512, kReps * 12 * 64, vpdpbusd_zmm},
     Peak{"vdpbf16ps", Isa::Avx512Bf16, kReps * 16 * 32, vdpbf16ps_zmm},
+    Peak{"tdpbsud", Isa::Amx, kReps * 4 * 16 * 16 * 64, tdpbsud_tile},
 };
 
 }  // namespace

@@ -74,10 +74,11 @@ TEST(Cpu, ArchitectureHasItsPaths) {
     }
 }
 
-// Without LILA_ISA the best supported path runs: AVX-512 BF16 before AVX-512 before AVX2 with
-// VNNI before AVX2, NEON dotprod before NEON, scalar last; with it, the one it names. kernels_for()
-// has a table exactly for the supported ISAs, each for its own ISA. CI also sets LILA_EXPECT_ISA
-// (e.g. under qemu with and without dotprod) to prove the tests ran the path it meant.
+// Without LILA_ISA the best supported path runs: AMX before AVX-512 BF16 before AVX-512 before AVX2
+// with VNNI before AVX2, NEON dotprod before NEON, scalar last; with it, the one it names.
+// kernels_for() has a table exactly for the supported ISAs, each for its own ISA. CI also sets
+// LILA_EXPECT_ISA (e.g. under qemu with and without dotprod) to prove the tests ran the path it
+// meant.
 TEST(Cpu, ActiveIsaIsTheExpectedOne) {
     const Isa active = active_isa();
     std::printf("active ISA: %s; CPU features: %s\n", isa_name(active), cpu_features().c_str());
@@ -86,8 +87,8 @@ TEST(Cpu, ActiveIsaIsTheExpectedOne) {
     if (forced && *forced) {
         EXPECT_EQ(isa_from_name(forced), active) << "LILA_ISA=" << forced;
     } else {
-        const Isa best_first[] = {Isa::Avx512Bf16, Isa::Avx512, Isa::NeonDotprod, Isa::Avx2Vnni,
-                                  Isa::Avx2,       Isa::Neon,   Isa::Scalar};
+        const Isa best_first[] = {Isa::Amx,      Isa::Avx512Bf16, Isa::Avx512, Isa::NeonDotprod,
+                                  Isa::Avx2Vnni, Isa::Avx2,       Isa::Neon,   Isa::Scalar};
         Isa best = Isa::Scalar;
         for (Isa isa : best_first) {
             if (isa_supported(isa)) {

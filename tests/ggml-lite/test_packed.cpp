@@ -86,7 +86,7 @@ TEST(Packed, TablesPresent) {
     for (Type t : packed_types()) {
         EXPECT_NE(ref().packed_of(t).gemm, nullptr);
 #if defined(__x86_64__)
-        for (Isa isa : {Isa::Avx2, Isa::Avx2Vnni, Isa::Avx512, Isa::Avx512Bf16}) {
+        for (Isa isa : {Isa::Avx2, Isa::Avx2Vnni, Isa::Avx512, Isa::Avx512Bf16, Isa::Amx}) {
             if (isa_supported(isa)) {
                 EXPECT_NE(kernels_for(isa)->packed_of(t).gemm, nullptr);
             }

@@ -1,7 +1,8 @@
 // The BF16 dot path (packed.h): the tables whose BF16 packed kernels round the activations to
-// bfloat16 (the avx512_bf16 table) against the scalar twins. The conversion gives their bits; the
-// gemm, whose vdpbf16ps rounds inside a pair in its own order, agrees within the bound of two
-// float summation orders of the same exact products, and with itself for every tiling.
+// bfloat16 (the avx512_bf16 and amx tables) against the scalar twins. The conversion gives their
+// bits (the amx table's in its chunked order); the gemm, whose vdpbf16ps or tdpbf16ps rounds
+// inside a pair in its own order, agrees within the bound of two float summation orders of the
+// same exact products, and with itself for every tiling.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,6 +68,32 @@ TEST(PackedBf16, ReferenceActivations) {
     for (int i = 0; i < 1000; i++) EXPECT_EQ(z[i], fp32_to_bf16(r[i])) << i;
 }
 
+// A table's scalar twin of its activations: the amx table's in chunks (packed.h).
+void reference_activations(const Kernels& k, const float* x, void* y, int64_t n) {
+    if (k.isa == Isa::Amx) {
+        bf16_chunked_activations_ref(x, y, n);
+    } else {
+        bf16_activations_ref(x, y, n);
+    }
+}
+
+// The chunked order is bf16_activations_ref's values with each whole chunk's pairs even first.
+TEST(PackedBf16, ChunkedActivationsAreTheValuesReordered) {
+    for (int64_t n : {1, 63, 64, 65, 128, 200}) {
+        const auto x = test::random_floats(n, 5, -4.0f, 4.0f);
+        std::vector<bf16_t> plain(n + 1), chunked(n + 1);
+        bf16_activations_ref(x.data(), plain.data(), n);
+        bf16_chunked_activations_ref(x.data(), chunked.data(), n);
+        const auto* p = reinterpret_cast<const uint32_t*>(plain.data());
+        const auto* c = reinterpret_cast<const uint32_t*>(chunked.data());
+        for (int64_t pair = 0; pair < (n + 1) / 2; pair++) {
+            const int64_t chunk = pair / 32, in = pair % 32;
+            const int64_t at = pair < n / 64 * 32 ? chunk * 32 + in % 2 * 16 + in / 2 : pair;
+            EXPECT_EQ(c[at], p[pair]) << "n=" << n << " pair " << pair;
+        }
+    }
+}
+
 // Every length (the masked tail, odd rows' padding) and the special values: the scalar twin's
 // bits, and nothing written past the padded row.
 TEST(PackedBf16, ActivationsMatchScalarBitForBit) {
@@ -82,7 +109,7 @@ TEST(PackedBf16, ActivationsMatchScalarBitForBit) {
             const int64_t m = std::min<int64_t>(n, 2048);
             const size_t words = m + m % 2;
             std::vector<bf16_t> want(words + 40, 0x5555), got(words + 40, 0x5555);
-            bf16_activations_ref(x.data(), want.data(), m);
+            reference_activations(*k, x.data(), want.data(), m);
             k->packed_of(Type::BF16).quantize(x.data(), got.data(), m);
             ASSERT_EQ(got, want) << isa_name(k->isa) << " n=" << m;
         }
@@ -94,7 +121,7 @@ TEST(PackedBf16, ActivationsMatchScalarBitForBit) {
 // the exact one, gamma_d = d u / (1 - d u), u = 2^-24 (Higham, Accuracy and Stability, 4.2). A
 // product passes at most n / 2 + 1 additions in the reference (its partial's chain of n / 4 + 1
 // pairs, two additions each, then p0 + p1) and no more in a kernel of the same partials, however
-// vdpbf16ps orders a pair, so two results differ by at most 2 gamma_d sum |w_i x_i|.
+// vdpbf16ps or tdpbf16ps orders a pair, so two results differ by at most 2 gamma_d sum |w_i x_i|.
 double bound(int64_t n, double abs_sum) {
     const double u = std::ldexp(1.0, -24), d = static_cast<double>(n / 2 + 4);
     return 2 * d * u / (1 - d * u) * abs_sum;
@@ -104,24 +131,25 @@ struct Case {
     int64_t cols;
     std::vector<uint8_t> packed;  // one group of 16 BF16 rows
     std::vector<float> wf;        // the weights as floats, row-major
-    std::vector<bf16_t> act;      // kPackTokens activation rows, x_stride bytes apart
+    std::vector<float> x;         // kPackTokens rows of cols activations
+    std::vector<bf16_t> act;      // kPackTokens rows as the reference reads them, x_stride apart
     size_t x_stride;
     std::vector<float> want;  // the scalar twin, [t * kPackRows + r]
 };
 
 Case make_case(int64_t cols, uint32_t seed) {
-    Case c{cols, {}, std::vector<float>(kPackRows * cols), {}, 0, {}};
+    Case c{cols, {}, std::vector<float>(kPackRows * cols), {}, {}, 0, {}};
     const auto w = test::random_matrix(Type::BF16, kPackRows, cols, seed);
     c.packed.resize(packed_group_size(Type::BF16, cols));
     pack_groups(Type::BF16, w.data(), kPackRows, cols, c.packed.data(), 0, 1);
     for (int64_t i = 0; i < kPackRows * cols; i++)
         c.wf[i] = bf16_to_fp32(reinterpret_cast<const bf16_t*>(w.data())[i]);
-    const auto x = test::random_floats(kPackTokens * cols, seed + 1, -3.0f, 3.0f);
+    c.x = test::random_floats(kPackTokens * cols, seed + 1, -3.0f, 3.0f);
     c.x_stride = packed_activation_size(Type::BF16, cols);
     c.act.assign(kPackTokens * c.x_stride / sizeof(bf16_t), 0);
     auto* a = reinterpret_cast<uint8_t*>(c.act.data());
     for (int t = 0; t < kPackTokens; t++)
-        bf16_activations_ref(x.data() + t * cols, a + t * c.x_stride, cols);
+        bf16_activations_ref(c.x.data() + t * cols, a + t * c.x_stride, cols);
     c.want.resize(kPackTokens * kPackRows);
     packed_gemm_bf16_dot_ref(cols, c.packed.data(), c.act.data(), c.x_stride, c.want.data(),
                              kPackRows, kPackRows, kPackTokens);
@@ -139,6 +167,16 @@ std::pair<double, double> exact(const Case& c, int r, int t) {
         dot += p;
     }
     return {abs_sum, dot};
+}
+
+// Table k's activations of the case's tokens, x_stride bytes apart.
+std::vector<bf16_t> table_activations(const Kernels& k, const Case& c) {
+    std::vector<bf16_t> act(c.act.size(), 0);
+    auto* a = reinterpret_cast<uint8_t*>(act.data());
+    for (int t = 0; t < kPackTokens; t++) {
+        k.packed_of(Type::BF16).quantize(c.x.data() + t * c.cols, a + t * c.x_stride, c.cols);
+    }
+    return act;
 }
 
 constexpr int64_t kCols[] = {2, 7, 32, 37, 96, 172, 2048, 5632};
@@ -166,8 +204,9 @@ TEST(PackedBf16, GemmMatchesScalarWithinBound) {
         const Case c = make_case(cols, 21);
         for (const Kernels* k : tables) {
             const auto gemm = k->packed_of(Type::BF16).gemm;
+            const auto act = table_activations(*k, c);
             std::vector<float> full(kPackTokens * kPackRows);
-            gemm(cols, c.packed.data(), c.act.data(), c.x_stride, full.data(), kPackRows, kPackRows,
+            gemm(cols, c.packed.data(), act.data(), c.x_stride, full.data(), kPackRows, kPackRows,
                  kPackTokens);
             for (int t = 0; t < kPackTokens; t++) {
                 for (int r = 0; r < kPackRows; r++) {
@@ -180,7 +219,7 @@ TEST(PackedBf16, GemmMatchesScalarWithinBound) {
             for (int nr : {1, 5, 16}) {
                 for (int nt = 1; nt <= kPackTokens; nt++) {
                     std::vector<float> got(kPackTokens * kPackRows, -1.0f);
-                    gemm(cols, c.packed.data(), c.act.data(), c.x_stride, got.data(), kPackRows, nr,
+                    gemm(cols, c.packed.data(), act.data(), c.x_stride, got.data(), kPackRows, nr,
                          nt);
                     for (int t = 0; t < kPackTokens; t++) {
                         for (int r = 0; r < kPackRows; r++) {
@@ -209,11 +248,12 @@ TEST(PackedBf16, Gemv2MatchesGemmBitForBit) {
         for (const Kernels* k : tables) {
             const PackedKernels& pk = k->packed_of(Type::BF16);
             ASSERT_NE(pk.gemv2, nullptr) << isa_name(k->isa);
+            const auto act = table_activations(*k, a);
             for (const auto& [nr0, nr1] : {std::pair{16, 16}, std::pair{3, 16}}) {
                 std::vector<float> want(2 * kPackRows, -1.0f), got(2 * kPackRows, -1.0f);
-                pk.gemm(cols, a.packed.data(), a.act.data(), 0, want.data(), 0, nr0, 1);
-                pk.gemm(cols, b.packed.data(), a.act.data(), 0, want.data() + kPackRows, 0, nr1, 1);
-                pk.gemv2(cols, a.packed.data(), b.packed.data(), a.act.data(), got.data(),
+                pk.gemm(cols, a.packed.data(), act.data(), 0, want.data(), 0, nr0, 1);
+                pk.gemm(cols, b.packed.data(), act.data(), 0, want.data() + kPackRows, 0, nr1, 1);
+                pk.gemv2(cols, a.packed.data(), b.packed.data(), act.data(), got.data(),
                          got.data() + kPackRows, nr0, nr1);
                 ASSERT_EQ(got, want) << isa_name(k->isa) << " cols=" << cols;
             }
