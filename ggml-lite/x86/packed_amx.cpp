@@ -54,7 +54,10 @@ void configure_tiles(const TileConfig& want) {
     tile_fence();
     _tile_storeconfig(&now);
     tile_fence();
-    if (__builtin_memcmp(&now, &want, sizeof now) != 0) _tile_loadconfig(&want);
+    if (__builtin_memcmp(&now, &want, sizeof now) != 0) {
+        tile_fence();
+        _tile_loadconfig(&want);
+    }
 }
 
 // ---- Q8_0: tdpbsud ---------------------------------------------------------------------------
