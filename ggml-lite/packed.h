@@ -341,7 +341,9 @@ void bf16_activations_ref(const float* x, void* y, int64_t n);
 //   (columns 2p, 2p + 1; a missing last column is 0) into partial sum p % 2, the odd column's
 //   product added first, then p0 + p1. vdpbf16ps rounds inside a pair as it likes, so a SIMD
 //   kernel agrees within the accumulation error bound of two float summation orders of the same
-//   exact products (tests/ggml-lite/test_packed_bf16.cpp), and with itself for every tiling.
+//   exact products (tests/ggml-lite/test_packed_bf16.cpp), and with itself for every tiling (the
+//   amx table: its full tiles of 16 tokens, on the tile unit, with each other; its smaller
+//   ones, on vdpbf16ps, with each other).
 void packed_gemm_bf16_dot_ref(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                               int64_t y_stride, int nr, int nt);
 // The amx table's BF16 activations (x86/packed_amx.cpp): bf16_activations_ref's values with each

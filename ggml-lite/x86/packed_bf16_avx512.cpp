@@ -58,7 +58,9 @@ constexpr int kTokens = 8;
 // NT tokens against G groups (G = 2 only for one token: PackedKernels::gemv2, the groups'
 // blocks interleaved, two streams far apart). lead: how the pass prefetches the weights, as
 // the F32-FMA float kernels do (pass_lead).
-template <int NT, int G>
+// Chunked: the activations in the amx table's order (packed.h: bf16_chunked_activations_ref), x[c..
+// c + 3] of a whole chunk being its pair words k and 16 + k.
+template <int NT, int G, bool Chunked>
 void bf16_tile(int64_t n, const uint16_t* const* w, const uint8_t* x, size_t x_stride,
                float* const* y, int64_t y_stride, const __mmask16* rows, Lead lead) {
     static_assert(G == 1 || NT == 1);
@@ -68,6 +70,20 @@ void bf16_tile(int64_t n, const uint16_t* const* w, const uint8_t* x, size_t x_s
         return reinterpret_cast<__m512bh>(_mm512_set1_epi64(static_cast<long long>(v)));
     };
     const auto xt = [&](int t) { return reinterpret_cast<const uint16_t*>(x + t * x_stride); };
+    const int64_t whole = Chunked ? n / kBf16Chunk * kBf16Chunk : 0;
+    // Token t's x[c..c + 3], c a multiple of 4.
+    const auto x_quad = [&](int t, int64_t c) {
+        if (Chunked && c < whole) {
+            const uint16_t* chunk = xt(t) + c / kBf16Chunk * kBf16Chunk;
+            const int64_t k = c % kBf16Chunk / 4;
+            uint32_t even, odd;
+            __builtin_memcpy(&even, chunk + 2 * k, 4);
+            __builtin_memcpy(&odd, chunk + kBf16Chunk / 2 + 2 * k, 4);
+            const uint64_t v = uint64_t{odd} << 32 | even;
+            return reinterpret_cast<__m512bh>(_mm512_set1_epi64(static_cast<long long>(v)));
+        }
+        return quad(xt(t) + c);
+    };
     // The fixed-count loops are unrolled so that acc[] lives in registers: GCC 12 otherwise
     // stores every accumulator to the stack at every step.
     __m512 acc[G][NT][2];
@@ -78,6 +94,12 @@ void bf16_tile(int64_t n, const uint16_t* const* w, const uint8_t* x, size_t x_s
     }
     int64_t c = 0;
     for (; c + 4 <= n; c += 4) {
+        // Chunked activations take a few steps to gather: once for both groups of a gemv2.
+        __m512bh xv[NT];
+        if constexpr (Chunked) {
+#pragma GCC unroll 16
+            for (int t = 0; t < NT; t++) xv[t] = x_quad(t, c);
+        }
 #pragma GCC unroll 2
         for (int g = 0; g < G; g++) {
             const auto* wb = w[g] + c * kPackRows;
@@ -88,10 +110,10 @@ void bf16_tile(int64_t n, const uint16_t* const* w, const uint8_t* x, size_t x_s
                 wv[h] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(wb + 32 * h));
 #pragma GCC unroll 16
             for (int t = 0; t < NT; t++) {
-                const __m512bh xv = quad(xt(t) + c);
 #pragma GCC unroll 16
                 for (int h = 0; h < 2; h++)
-                    acc[g][t][h] = _mm512_dpbf16_ps(acc[g][t][h], wv[h], xv);
+                    acc[g][t][h] =
+                        _mm512_dpbf16_ps(acc[g][t][h], wv[h], Chunked ? xv[t] : quad(xt(t) + c));
             }
         }
     }
@@ -146,6 +168,7 @@ void with_count(int n, F&& f) {
     f.template operator()<Max>();
 }
 
+template <bool Chunked>
 void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
                           int64_t y_stride, int nr, int nt) {
     const __mmask16 rows = row_mask(nr);
@@ -155,23 +178,39 @@ void packed_gemm_bf16_dot(int64_t n, const void* w, const void* x, size_t x_stri
     for (int t = 0; t < nt; t += kTokens) {
         float* yt = y + t * y_stride;
         with_count<kTokens>(nt - t < kTokens ? nt - t : kTokens, [&]<int NT>() {
-            bf16_tile<NT, 1>(n, &wc, xb + t * x_stride, x_stride, &yt, y_stride, &rows, lead);
+            bf16_tile<NT, 1, Chunked>(n, &wc, xb + t * x_stride, x_stride, &yt, y_stride, &rows,
+                                      lead);
         });
     }
 }
 
+template <bool Chunked>
 void packed_gemv2_bf16_dot(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
                            float* y1, int nr0, int nr1) {
     const TwoGroups<uint16_t, __mmask16> g(w0, w1, y0, y1, row_mask(nr0), row_mask(nr1));
-    bf16_tile<1, 2>(n, g.w, static_cast<const uint8_t*>(x), 0, g.y, 0, g.rows,
-                    pass_lead(1, Pass::Vdpbf16ps));
+    bf16_tile<1, 2, Chunked>(n, g.w, static_cast<const uint8_t*>(x), 0, g.y, 0, g.rows,
+                             pass_lead(1, Pass::Vdpbf16ps));
 }
 
 constexpr PackedOverride kPacked[] = {
-    {Type::BF16, {bf16_activations, packed_gemm_bf16_dot, packed_gemv2_bf16_dot}},
+    {Type::BF16, {bf16_activations, packed_gemm_bf16_dot<false>, packed_gemv2_bf16_dot<false>}},
 };
 
 }  // namespace
+
+namespace avx512_bf16 {
+
+void packed_gemm_bf16_chunked(int64_t n, const void* w, const void* x, size_t x_stride, float* y,
+                              int64_t y_stride, int nr, int nt) {
+    packed_gemm_bf16_dot<true>(n, w, x, x_stride, y, y_stride, nr, nt);
+}
+
+void packed_gemv2_bf16_chunked(int64_t n, const void* w0, const void* w1, const void* x, float* y0,
+                               float* y1, int nr0, int nr1) {
+    packed_gemv2_bf16_dot<true>(n, w0, w1, x, y0, y1, nr0, nr1);
+}
+
+}  // namespace avx512_bf16
 
 // Built on first use, which kernels_for() allows only when the CPU has AVX-512 (with VNNI, as
 // the table below needs) and AVX512_BF16.
