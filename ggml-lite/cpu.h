@@ -10,7 +10,7 @@ namespace ggml_lite {
 
 // Avx512Bf16: the AVX-512 table plus BF16 weights' dot products with vdpbf16ps; Avx2Vnni: the
 // AVX2 table with the packed integer kernels on AVX-VNNI's vpdpbusd; Amx: the avx512_bf16 table
-// with the prefill of the packed 32-value block types on AMX's tile multiply (kernels.h).
+// with Q8_0's and BF16's prefill tiles on AMX's tile unit (kernels.h, x86/packed_amx.cpp).
 enum class Isa { Scalar, Avx2, Avx512, Neon, NeonDotprod, Avx512Bf16, Avx2Vnni, Amx };
 
 // Every Isa, in the enum's order (scalar first).
