@@ -760,7 +760,7 @@ void bf16_chunked_activations_ref(const float* x, void* y, int64_t n) {
         bf16_t chunk[kBf16Chunk];
         bf16_activations_ref(x + c0, chunk, kBf16Chunk);
         for (int pair = 0; pair < kBf16Chunk / 2; pair++) {
-            std::memcpy(&out[c0 / 2 + pair % 2 * 16 + pair / 2], &chunk[2 * pair], 4);
+            std::memcpy(&out[c0 / 2 + pair % 2 * (kBf16Chunk / 4) + pair / 2], &chunk[2 * pair], 4);
         }
     }
 }

@@ -327,14 +327,10 @@ std::string kernel_path(const Kernels& k, Type t) {
             prefetch = "; decode prefetches into L1 only on this CPU (AMD family 19h)";
         }
         std::string instruction;
-        if (amx && bf16_dot) {
-            instruction =
-                " (tdpbf16ps on activations rounded to BF16, 16 rows x up to 16 tokens "
-                "per instruction, decode too)";
-        } else if (amx) {
+        if (amx) {
             instruction = std::string(" (") + op +
-                          ", 16 rows per instruction; 16 tokens at a time by tdpbsud, 16 rows x 16 "
-                          "tokens)";
+                          ", 16 rows per instruction; full tiles of 16 tokens by " +
+                          (bf16_dot ? "tdpbf16ps" : "tdpbsud") + ", 16 rows x 16 tokens)";
         } else if (avx512) {
             instruction = std::string(" (") + op + ", 16 rows per instruction)";
         } else if (k.isa == Isa::Avx2Vnni && traits(t).quantized) {

@@ -173,6 +173,14 @@ const TileConfig& bf16_tiles() {
     return cfg;
 }
 
+// The 32-bit lanes 2i + p of two vectors, i < 16, as a vpermt2d/vpermt2ps index: a chunk's
+// pairs of parity p, or lanes 2i + p of C_h0 and C_h1 side by side.
+__m512i pair_lanes(int p) {
+    return _mm512_add_epi32(
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+        _mm512_set1_epi32(p));
+}
+
 // The chunked activations (bf16_chunked_activations_ref): whole chunks as two vectors of 32
 // bf16 (pairs 0-15, 16-31) whose even and odd 32-bit lanes are gathered; the rest as the
 // avx512_bf16 table writes it.
@@ -180,9 +188,7 @@ void bf16_chunked_activations(const float* x, void* y, int64_t n) {
     const int64_t whole = n / kChunk * kChunk;
     auto* out = static_cast<uint16_t*>(y);
     avx512_bf16::bf16_activations(x + whole, out + whole, n - whole);
-    const __m512i even =
-        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const __m512i even = pair_lanes(0), odd = pair_lanes(1);
     for (int64_t c = 0; c < whole; c += kChunk) {
         const __m512i lo = reinterpret_cast<__m512i>(
             _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + c + 16), _mm512_loadu_ps(x + c)));
@@ -261,9 +267,7 @@ void bf16_amx_tile(int64_t n, const uint16_t* w, const uint8_t* x, size_t x_stri
     _tile_stored(1, p[0][1], 64);
     _tile_stored(2, p[1][0], 64);
     _tile_stored(3, p[1][1], 64);
-    const __m512i even =
-        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const __m512i even = pair_lanes(0), odd = pair_lanes(1);
     for (int t = 0; t < kPackTokens; t++) {
         const __m512 v0 =
             _mm512_mask_blend_ps(0xaaaa, _mm512_load_ps(p[0][0][t]), _mm512_load_ps(p[0][1][t]));
