@@ -49,9 +49,10 @@ template <int Groups, int Planes, class Decode>
 template <class B, bool FifthBits>
 struct KMin {
     using Block = B;
-    static constexpr int kSubs = 2;     // sub-blocks per chunk
-    static constexpr int kWords = 8;    // words per sub-block
-    static constexpr int kValues = 32;  // values per sub-block
+    static constexpr int kSubs = 2;      // sub-blocks per chunk
+    static constexpr int kWords = 8;     // words per sub-block
+    static constexpr int kValues = 32;   // values per sub-block
+    static constexpr int kDotShift = 0;  // isum is 2^kDotShift times the true sum (Q2K: 64)
 
     // What a super-block column needs besides the quants: its 8 scales as int32 lanes and its
     // 8 mins as int16 pairs (m_2i, m_2i+1) per lane, for vpdpwssd against pairs of
@@ -119,6 +120,7 @@ struct Sixteens {
     static constexpr int kSubs = 4;
     static constexpr int kWords = 4;
     static constexpr int kValues = 16;
+    static constexpr int kDotShift = 0;
     struct Scales {};
     template <class Block>
     static void scales(const Block&, Scales&) {}
@@ -154,6 +156,7 @@ struct IQ4XS {
     static constexpr int kSubs = 2;
     static constexpr int kWords = 8;
     static constexpr int kValues = 32;
+    static constexpr int kDotShift = 0;
 
     struct Scales {
         __m512i sc[8];
@@ -192,19 +195,21 @@ struct IQ4XS {
     }
 };
 
-// Q3_K and Q2_K: chunk c holds sub-blocks 4c..4c+3, values 64c.., units 2c and 2c + 1 (32 values
-// each: unit u is 128h + 32k + l with h = u / 4, k = u % 4); op[8k' + m] is word m of unit 2c + k'
-// (sub-block 4c + 2k' + m / 4). Q2_K's unit u is bits 2k and 2k + 1 of qs words 8h..8h+7.
+// Q2_K: chunk c holds sub-blocks 4c..4c+3, values 64c.., units 2c and 2c + 1 (32 values each:
+// unit u is 128h + 32k + l with h = u / 4, k = u % 4, its levels bits 2k and 2k + 1 of qs words
+// 8h..8h+7); op[8k' + m] is word m of unit 2c + k' (sub-block 4c + 2k' + m / 4). The levels are
+// masked where they lie, not shifted down, so the operand is 4^k q: one instruction an operand
+// where a shift and a mask took two. Q2K's sub_scale multiplies unit k's scale by 4^(3-k), so
+// every sub-block's product, and the super-block's sum, is 64 times the true one (kDotShift).
 void two_bit_chunk(const uint8_t (*qs)[kPackRows][4], int c, __m512i* op) {
-    const int h = c / 2;
-    const __m512i low2 = _mm512_set1_epi8(3);
+    const int h = c / 2, k0 = 2 * (c % 2);
+    const __m512i mask0 = _mm512_set1_epi8(static_cast<char>(3 << 2 * k0));
+    const __m512i mask1 = _mm512_set1_epi8(static_cast<char>(3 << 2 * (k0 + 1)));
 #pragma GCC unroll 8
     for (int m = 0; m < 8; m++) {
         const __m512i q = _mm512_loadu_si512(qs[8 * h + m]);
-        for (int k1 = 0; k1 < 2; k1++) {
-            const int k = 2 * (c % 2) + k1;
-            op[8 * k1 + m] = _mm512_and_si512(_mm512_srli_epi16(q, 2 * k), low2);
-        }
+        op[m] = _mm512_and_si512(q, mask0);
+        op[8 + m] = _mm512_and_si512(q, mask1);
     }
 }
 
@@ -214,6 +219,7 @@ struct Q3K {
     static constexpr int kSubs = 4;
     static constexpr int kWords = 4;
     static constexpr int kValues = 16;
+    static constexpr int kDotShift = 0;
 
     // The 16 sub-blocks' scales as bytes, sc[j][r] of sub-block j and row r, each widened to
     // int32 lanes where it is used (16 registers of them spilled anyway).
@@ -272,21 +278,24 @@ struct Q2K {
             s.min_pairs[i] = _mm512_permutexvar_epi16(pair_rows, _mm512_srli_epi16(b, 4));
         }
     }
+    static constexpr int kDotShift = 6;
     static void chunk(const Block& w, int c, __m512i* op) { two_bit_chunk(w.qs, c, op); }
     static int sub(int c, int k) { return 4 * c + k; }
     static __m512i sub_init(const block_q8_K&, int) { return _mm512_setzero_si512(); }
+    // Sub-block j is in unit j / 2, bits 2k of its bytes with k = j / 2 % 4 (two_bit_chunk).
     static __m512i sub_scale(const Block& w, const Scales&, int sub) {
-        return _mm512_and_si512(
+        const __m512i sc = _mm512_and_si512(
             _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales[sub]))),
             _mm512_set1_epi32(0x0f));
+        return _mm512_sll_epi32(sc, _mm_cvtsi32_si128(2 * (3 - sub / 2 % 4)));
     }
     // The mins: sum_g m_g bsum_g, times -dmin * d_x.
     static __m512 finish(const Block& w, const Scales& s, const block_q8_K& x, __m512 acc) {
-        int32_t pairs[8];  // bsums (2g, 2g + 1) as one word each
-        __builtin_memcpy(pairs, x.bsums, sizeof pairs);
         __m512i msum = _mm512_setzero_si512();
-        for (int i = 0; i < 8; i++)
-            msum = _mm512_dpwssd_epi32(msum, s.min_pairs[i], _mm512_set1_epi32(pairs[i]));
+        for (int i = 0; i < 8; i++) {  // bsums 2i and 2i + 1 as one word, broadcast from memory
+            const __m512i pair = _mm512_broadcastd_epi32(_mm_loadu_si32(x.bsums + 2 * i));
+            msum = _mm512_dpwssd_epi32(msum, s.min_pairs[i], pair);
+        }
         const __m512 dmin =
             _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.dmin)));
         return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dmin, _mm512_set1_ps(x.d)),
@@ -376,6 +385,7 @@ void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_str
         const __m512 wd = row_d(w[b].d);
         for (int t = 0; t < NT; t++) {
             const block_q8_K& xb = act(t, b);
+            if constexpr (K::kDotShift != 0) isum[t] = _mm512_srai_epi32(isum[t], K::kDotShift);
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
                                      _mm512_mul_ps(wd, _mm512_set1_ps(xb.d)), acc[t]);
             acc[t] = K::finish(w[b], s, xb, acc[t]);
