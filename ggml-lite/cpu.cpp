@@ -271,8 +271,8 @@ PrefetchPolicy prefetch_policy(std::string_view vendor, unsigned family) {
         PrefetchPolicy policy;
     };
     static constexpr Row kMeasured[] = {
-        {"AuthenticAMD", 0x19, {.float_decode = false, .decode_l1 = true, .avx2_block_l2 = false}},
-        {"AuthenticAMD", 0x1a, {.float_decode = true, .decode_l1 = false, .avx2_block_l2 = true}},
+        {"AuthenticAMD", 0x19, {.avx512_decode = false, .decode_l1 = true, .avx2_block_l2 = false}},
+        {"AuthenticAMD", 0x1a, {.avx512_decode = true, .decode_l1 = false, .avx2_block_l2 = true}},
     };
     for (const Row& row : kMeasured) {
         if (row.vendor == vendor && row.family == family) return row.policy;

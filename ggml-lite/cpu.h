@@ -43,10 +43,11 @@ Isa select_isa(const char* lila_isa);
 // How the packed kernels prefetch their weights in software when one token streams them (decode;
 // AVX-512 prefill always leads into L1 and L2), where a CPU family was measured to want other
 // than the default (docs/PERF.md, "What each optimisation bought"):
-// - float_decode: the float kernels prefetch at all. Off on AMD family 19h (Zen 4, the family's
-//   cores with AVX-512), whose own prefetchers stream float weights faster alone (decode at 1
-//   thread, BF16 9.5 -> 12.7 t/s, F16 9.6 -> 11.2 without them; on an Intel Xeon they had
-//   taken F16 decode from 4.4 to 6.4 t/s).
+// - avx512_decode: the AVX-512 kernels prefetch at all (float, BF16, the vpdpbusd passes and the
+//   k-quants). Off on AMD family 19h (Zen 4, the family's cores with AVX-512), whose own
+//   prefetchers stream the weights faster alone: decode at 1 thread, BF16 9.5 -> 12.7 t/s and F16
+//   9.6 -> 11.2 without them (on an Intel Xeon they had taken F16 decode from 4.4 to 6.4 t/s);
+//   later Q4_0 35-37 -> 41-47, Q8_0 19-21 -> 20-25, Q5_0 29-31 -> 35-43, the k-quant mixes 3-33%.
 // - decode_l1: the lead into L2 (16 KiB ahead) of the vpdpbusd and vdpbf16ps passes (the
 //   32-value block types, BF16 on avx512_bf16) comes with one into L1 (8 blocks, 2 KiB
 //   ahead). Off on AMD family 1Ah (Zen 5), where the L1 lead slowed one core's stream (Q8_0
@@ -58,7 +59,7 @@ Isa select_isa(const char* lila_isa);
 //   decode at 1 thread 3-27% slower; on the Intel Xeon (Emerald Rapids) it made decode 5% faster
 //   in the geometric mean (Q8_0 3-19%), on a Zen 5 0-12%. Their prefill leads into L1 only.
 struct PrefetchPolicy {
-    bool float_decode = true;
+    bool avx512_decode = true;
     bool decode_l1 = true;
     bool avx2_block_l2 = true;
 };

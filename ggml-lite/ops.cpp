@@ -318,7 +318,7 @@ std::string kernel_path(const Kernels& k, Type t) {
             k.isa == Isa::Amx && k.packed_of(t).gemm != kernels_avx512_bf16()->packed_of(t).gemm;
         const PrefetchPolicy policy = prefetch_policy();
         const char* prefetch = "";
-        if (avx512 && !traits(t).quantized && !policy.float_decode) {
+        if (avx512 && !policy.avx512_decode) {
             prefetch = "; decode leaves the prefetching to this CPU (AMD family 19h)";
         } else if (avx512 && (traits(t).block_size == 32 || bf16_dot) && !policy.decode_l1) {
             prefetch = "; decode prefetches into L2 only on this CPU (AMD family 1Ah)";

@@ -331,9 +331,10 @@ __m512 row_d(const float (&d)[kPackRows]) {
     return _mm512_loadu_ps(d);
 }
 
+// lead: whether the tile prefetches its weights (pass_lead, as gemm asks it).
 template <class K, int NT>
 void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_stride, float* y,
-          int64_t y_stride, __mmask16 rows) {
+          int64_t y_stride, __mmask16 rows, bool lead) {
     using Block = typename K::Block;
     const auto act = [&](int t, int64_t b) -> const block_q8_K& {
         return reinterpret_cast<const block_q8_K*>(x + t * x_stride)[b];
@@ -351,10 +352,12 @@ void tile(int64_t nb, const typename K::Block* w, const uint8_t* x, size_t x_str
             // of the hardware prefetchers.
             constexpr size_t kQuarter = sizeof(Block) / kChunks;
             const char* here = reinterpret_cast<const char*>(w + b) + c * kQuarter;
+            if (lead) {
 #pragma GCC unroll 16
-            for (size_t off = 0; off < kQuarter; off += 64) {
-                _mm_prefetch(here + sizeof(Block) + off, _MM_HINT_T0);
-                _mm_prefetch(here + kFarAhead + off, _MM_HINT_T1);
+                for (size_t off = 0; off < kQuarter; off += 64) {
+                    _mm_prefetch(here + sizeof(Block) + off, _MM_HINT_T0);
+                    _mm_prefetch(here + kFarAhead + off, _MM_HINT_T1);
+                }
             }
             __m512i op[kChunkOps];
             K::chunk(w[b], c, op);
@@ -400,8 +403,11 @@ void gemm(int64_t n, const void* w, const void* x, size_t x_stride, float* y, in
     const auto rows = static_cast<__mmask16>((1u << nr) - 1);
     const auto* wb = static_cast<const typename K::Block*>(w);
     const auto* xb = static_cast<const uint8_t*>(x);
+    // Both leads whenever the pass leads at all: decode_l1 was measured on the 32-value blocks
+    // and BF16 only.
+    const bool lead = pass_lead(nt, Pass::Vpdpbusd) != Lead::None;
     FK::with_count<kPackTokens>(
-        nt, [&]<int NT>() { tile<K, NT>(n / QK_K, wb, xb, x_stride, y, y_stride, rows); });
+        nt, [&]<int NT>() { tile<K, NT>(n / QK_K, wb, xb, x_stride, y, y_stride, rows, lead); });
 }
 
 }  // namespace

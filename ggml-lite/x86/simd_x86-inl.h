@@ -337,11 +337,11 @@ inline bool leads_l2(Lead lead) {
 enum class Pass { Vpdpbusd, Vdpbf16ps, Fma };
 
 // The lead of an AVX-512 pass of nt tokens: prefill both, decode as this CPU's policy says
-// (the float passes' float_decode, the vpdpbusd and vdpbf16ps passes' decode_l1).
+// (avx512_decode, then the vpdpbusd and vdpbf16ps passes' decode_l1).
 inline Lead pass_lead(int nt, Pass pass) {
     const PrefetchPolicy p = prefetch_policy();
     if (nt > 1) return Lead::L1AndL2;
-    if (pass != Pass::Vpdpbusd && !p.float_decode) return Lead::None;
+    if (!p.avx512_decode) return Lead::None;
     return p.decode_l1 || pass == Pass::Fma ? Lead::L1AndL2 : Lead::L2;
 }
 

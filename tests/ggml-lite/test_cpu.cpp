@@ -110,13 +110,13 @@ TEST(Cpu, ActiveIsaIsTheExpectedOne) {
     }
 }
 
-// The measured exceptions to the prefetch defaults: on AMD family 19h (Zen 3, Zen 4) the float
+// The measured exceptions to the prefetch defaults: on AMD family 19h (Zen 3, Zen 4) the AVX-512
 // decode prefetch and the AVX2 block kernels' L2 lead are off, on AMD family 1Ah (Zen 5) decode's
 // L1 lead; Intel, other AMD families and an unknown vendor keep all three.
 TEST(Cpu, PrefetchPolicyDiffersOnlyOnAmdFamilies19hAnd1Ah) {
     const auto policy = [](std::string_view vendor, unsigned family) {
         const PrefetchPolicy p = prefetch_policy(vendor, family);
-        return std::tuple{p.float_decode, p.decode_l1, p.avx2_block_l2};
+        return std::tuple{p.avx512_decode, p.decode_l1, p.avx2_block_l2};
     };
     EXPECT_EQ(policy("AuthenticAMD", 0x19), std::tuple(false, true, false));
     EXPECT_EQ(policy("AuthenticAMD", 0x1a), std::tuple(true, false, true));
