@@ -261,6 +261,7 @@ struct Q2K {
     static constexpr int kSubs = 4;
     static constexpr int kWords = 4;
     static constexpr int kValues = 16;
+    static constexpr int kDotShift = 6;
 
     // The mins as int16 pairs (m_2i, m_2i+1) per lane, for vpdpwssd against bsums pairs.
     struct Scales {
@@ -278,7 +279,6 @@ struct Q2K {
             s.min_pairs[i] = _mm512_permutexvar_epi16(pair_rows, _mm512_srli_epi16(b, 4));
         }
     }
-    static constexpr int kDotShift = 6;
     static void chunk(const Block& w, int c, __m512i* op) { two_bit_chunk(w.qs, c, op); }
     static int sub(int c, int k) { return 4 * c + k; }
     static __m512i sub_init(const block_q8_K&, int) { return _mm512_setzero_si512(); }
