@@ -587,4 +587,10 @@ const uint32_t iq3s_grid[512] = {
 };
 // clang-format on
 
+const std::array<uint64_t, 256> iq3s_grid_pairs = [] {
+    std::array<uint64_t, 256> pairs{};
+    for (int k = 0; k < 256; k++) pairs[k] = iq3s_grid[k] | uint64_t{iq3s_grid[256 + k]} << 32;
+    return pairs;
+}();
+
 }  // namespace ggml_lite

@@ -19,6 +19,10 @@ extern const uint32_t iq3xxs_grid[256];  // magnitudes 4, 12, ..., 62
 extern const uint32_t iq3s_grid[512];    // magnitudes 1, 3, ..., 15
 extern const uint64_t iq1s_grid[2048];   // int8 values -1, 0, 1
 
+// iq3s_grid's two halves side by side: entry k is row k (low word) and row 256 + k (high), so
+// one load at an index's low 8 bits fetches both rows its ninth bit chooses between.
+extern const std::array<uint64_t, 256> iq3s_grid_pairs;
+
 // IQ2_XXS, IQ2_XS and IQ3_XXS store 7 sign bits per 8 values: the eighth makes the number of
 // negated values even (the quantizer flips the least costly sign to make it so).
 constexpr uint8_t even_signs(uint32_t seven) {
