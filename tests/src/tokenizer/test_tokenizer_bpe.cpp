@@ -326,7 +326,8 @@ TEST(TokenizerBpe, PreTokenizersSplitAsLlamaCpp) {
                 if (uses_symbols(name) && texts[t].find('~') != std::string::npos) continue;
                 std::string lengths;
                 for (const std::string& w : bpe_pre_tokenize(name, texts[t])) {
-                    lengths += (lengths.empty() ? "" : " ") + std::to_string(w.size());
+                    if (!lengths.empty()) lengths += ' ';
+                    lengths += std::to_string(w.size());
                 }
                 EXPECT_EQ(lengths, group["word_bytes"][t].get<std::string>())
                     << name << " on \"" << texts[t] << "\"";
