@@ -152,7 +152,7 @@ struct Iq3SStripe {
         // and one vpermd picks between them under qh as a mask. With the indices computed in
         // general registers (as on AVX2 below), GCC parks them in xmm16-31, a move out and one
         // back each, and the one-token pass ran at half the speed it has without the ninth bit
-        // (on a Zen 4: bench-kernels incache/iq3_s 1 thread 7-9 -> 10-11 G MAC/s, IQ3_S decode
+        // (on a Zen 4: bench-kernels incache/iq3_s 1 thread 5-9 -> 7-11 G MAC/s, IQ3_S decode
         // 1.5-1.8x; docs/PERF.md).
         const auto m = [&](int j) { return static_cast<long long>(iq3s_grid_pairs[g[j]]); };
         const __m512i rows = _mm512_setr_epi64(m(0), m(1), m(2), m(3), m(4), m(5), m(6), m(7));
